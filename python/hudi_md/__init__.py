@@ -1,0 +1,5 @@
+"""hudi-md: Apache Hudi's metadata table, from Python."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

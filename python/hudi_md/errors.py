@@ -1,0 +1,48 @@
+"""Every error hudi-md raises on purpose derives from :class:`HudiMdError`."""
+
+from __future__ import annotations
+
+
+class HudiMdError(Exception):
+    """Root of hudi-md's errors."""
+
+
+class CorruptFileError(HudiMdError):
+    """A file's bytes do not follow the format they claim; ``path`` names the file."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class HFileFormatError(CorruptFileError):
+    """An HFile is truncated, corrupted or uses a feature we do not read."""
+
+
+class LogFormatError(CorruptFileError):
+    """A Hudi log file is truncated or corrupted."""
+
+
+class CommitMetadataError(CorruptFileError):
+    """A timeline instant file (commit, clean, rollback, ...) cannot be decoded."""
+
+
+class TableConfigError(CorruptFileError):
+    """``hoodie.properties`` is missing, unreadable or fails its checksum."""
+
+
+class UnsupportedFeatureError(HudiMdError):
+    """The table or file uses a Hudi feature hudi-md refuses to read rather than guess at."""
+
+
+class InvalidOptionError(HudiMdError, ValueError):
+    """An option or argument passed by the caller is not valid; the message names it."""
+
+
+class MetadataTableError(HudiMdError):
+    """The metadata table cannot be used to answer a request."""
+
+
+class TableNotFoundError(HudiMdError, FileNotFoundError):
+    """No Hudi table at the given location."""

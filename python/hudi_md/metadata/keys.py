@@ -1,0 +1,121 @@
+"""MDT record keys and shard routing, byte-compatible with Hudi (``HashID``, ``HoodieTableMetadataUtil``)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+
+import xxhash
+
+NON_PARTITIONED_NAME = "."
+ALL_PARTITIONS_KEY = "__all_partitions__"
+
+# MDT partition names and the record type of their records.
+FILES = "files"
+COLUMN_STATS = "column_stats"
+BLOOM_FILTERS = "bloom_filters"
+RECORD_INDEX = "record_index"
+PARTITION_STATS = "partition_stats"
+SECONDARY_INDEX_PREFIX = "secondary_index_"
+EXPRESSION_INDEX_PREFIX = "expr_index_"
+
+TYPE_ALL_PARTITIONS = 1
+TYPE_FILES = 2
+TYPE_COLUMN_STATS = 3
+TYPE_BLOOM_FILTER = 4
+TYPE_RECORD_INDEX = 5
+TYPE_PARTITION_STATS = 6
+TYPE_SECONDARY_INDEX = 7
+
+_XXH_SEED = 0xFFFFFFFFDABADABA  # Hudi's 0xdabadaba, sign-extended to 64 bits
+
+
+def java_string_hash(s: str) -> int:
+    """Java ``String.hashCode`` (over UTF-16 code units, 32-bit wrap-around)."""
+    b = s.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(b), 2):
+        h = (31 * h + ((b[i] << 8) | b[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def file_group_index(key: str, num_file_groups: int) -> int:
+    """``mapRecordKeyToFileGroupIndex``: which of ``n`` file groups holds ``key``."""
+    if num_file_groups <= 1:
+        return 0
+    h = java_string_hash(key)
+    a = h if h == -(1 << 31) else abs(h)  # Java Math.abs overflows on MIN_VALUE
+    r = a % num_file_groups if a >= 0 else -((-a) % num_file_groups)  # Java truncated remainder
+    return abs(r)
+
+
+def partition_id(partition_path: str) -> str:
+    return partition_path or NON_PARTITIONED_NAME
+
+
+def _xxh64_b64(s: str) -> str:
+    return base64.b64encode(xxhash.xxh64(s.encode("utf-8"), seed=_XXH_SEED).digest()).decode("ascii")
+
+
+def _md5_b64(s: str) -> str:
+    return base64.b64encode(hashlib.md5(s.encode("utf-8")).digest()).decode("ascii")
+
+
+def column_index_id(column: str) -> str:
+    return _xxh64_b64(column)
+
+
+def partition_index_id(partition_path: str) -> str:
+    return _xxh64_b64(partition_id(partition_path))
+
+
+def file_index_id(file_name: str) -> str:
+    return _md5_b64(file_name)
+
+
+def column_stats_key(column: str, partition_path: str, file_name: str) -> str:
+    return column_index_id(column) + partition_index_id(partition_path) + file_index_id(file_name)
+
+
+def partition_stats_key(column: str, partition_path: str) -> str:
+    return column_index_id(column) + partition_index_id(partition_path)
+
+
+def bloom_filter_key(partition_path: str, file_name: str) -> str:
+    return partition_index_id(partition_path) + file_index_id(file_name)
+
+
+def files_key(partition_path: str) -> str:
+    return partition_id(partition_path)
+
+
+def escape_secondary_key(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("$", "\\$").replace("\0", "\\\0")
+
+
+_FG_RE = re.compile(r"^(.*?)-?(\d{4})(?:-(\d+))?$")
+
+
+def file_group_index_of(file_id: str) -> int:
+    """The shard index of an MDT file group id (``record-index-0007-0`` → 7; 0.10-era ``files-0000``)."""
+    m = _FG_RE.match(file_id)
+    if not m:
+        raise ValueError(f"not an MDT file group id: {file_id!r}")
+    return int(m.group(2))
+
+
+def record_type_of_partition(partition: str) -> int:
+    if partition == FILES:
+        return TYPE_FILES
+    if partition == COLUMN_STATS:
+        return TYPE_COLUMN_STATS
+    if partition == BLOOM_FILTERS:
+        return TYPE_BLOOM_FILTER
+    if partition == RECORD_INDEX:
+        return TYPE_RECORD_INDEX
+    if partition == PARTITION_STATS:
+        return TYPE_PARTITION_STATS
+    if partition.startswith(SECONDARY_INDEX_PREFIX):
+        return TYPE_SECONDARY_INDEX
+    return TYPE_COLUMN_STATS

@@ -1,0 +1,394 @@
+"""Reading the metadata table: base HFiles + HFile log blocks, merged, trusting only valid instants.
+
+Every lookup touches a bounded number of files whatever the number of data partitions: the MDT
+timeline listing, one listing per MDT partition used, and the HFiles/log files of the file groups
+a key routes to.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_md.errors import MetadataTableError
+from hudi_md.formats.avro import decode_schemaless
+from hudi_md.formats.hfile import HFileReader
+from hudi_md.formats.logfile import LogBlock, LogBlockType, read_log_file
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
+from hudi_md.storage import Storage
+from hudi_md.table.config import TableConfig
+from hudi_md.table.fs_view import FileSlice, FileSystemView
+from hudi_md.table.listing import FileEntry, StorageListing
+from hudi_md.table.timeline import DELTA_COMMIT, RESTORE, ROLLBACK, Timeline
+
+log = logging.getLogger(__name__)
+
+METADATA_FOLDER = ".hoodie/metadata"
+_INIT_PREFIX = "00000000000000"
+
+
+@dataclass(frozen=True)
+class ColumnStat:
+    partition_path: str
+    file_name: str
+    column_name: str
+    min_value: Any
+    max_value: Any
+    null_count: int | None
+    value_count: int | None
+    total_size: int | None
+    total_uncompressed_size: int | None
+    is_tight_bound: bool
+
+
+@dataclass(frozen=True)
+class RecordLocation:
+    record_key: str
+    partition_path: str
+    file_id: str
+    instant_time: int | None
+    position: int | None
+
+
+class _Selection:
+    """Which keys of an MDT partition a read wants: exact keys, key prefixes, or all."""
+
+    def __init__(self, keys: Iterable[str] | None = None, prefixes: Iterable[str] | None = None) -> None:
+        self.keys = sorted(set(keys)) if keys is not None else None
+        self.prefixes = sorted(set(prefixes)) if prefixes is not None else None
+
+    def scan(self, reader: HFileReader) -> Iterator[tuple[bytes, bytes]]:
+        if self.keys is not None:
+            return iter(sorted(reader.get_many(self.keys).items()))
+        if self.prefixes is not None:
+            return reader.scan_prefixes(self.prefixes)
+        return reader.scan()
+
+    def matches(self, key: str) -> bool:
+        if self.keys is not None:
+            return key in self._key_set
+        if self.prefixes is not None:
+            return any(key.startswith(p) for p in self.prefixes)
+        return True
+
+    @property
+    def _key_set(self) -> set[str]:
+        s = self.__dict__.get("_ks")
+        if s is None:
+            s = self.__dict__["_ks"] = set(self.keys or ())
+        return s
+
+
+class MetadataTable:
+    """The MDT of one data table, as of the data timeline it was opened with."""
+
+    def __init__(self, data_storage: Storage, data_config: TableConfig, data_timeline: Timeline) -> None:
+        self.data_config = data_config
+        self.data_timeline = data_timeline
+        self.storage = data_storage.child(METADATA_FOLDER)
+        self.config = TableConfig.load(self.storage)
+        self.timeline = Timeline.load(
+            self.storage, self.config.timeline_path, self.config.timeline_layout_version
+        )
+        self.available_partitions = set(data_config.metadata_partitions)
+        self.valid_instants = self._valid_instants()
+        self._view = FileSystemView(self.config, self.timeline, StorageListing(self.storage))
+        self._lock = threading.Lock()
+        self._log_cache: dict[str, list[LogBlock]] = {}
+        self._hfile_cache: dict[str, HFileReader] = {}
+        self.stats: dict[str, int] = {"lookups": 0, "hfiles_opened": 0, "log_files_read": 0}
+
+    # --- valid instants (HoodieTableMetadataUtil.getValidInstantTimestamps) ---------------------
+
+    def _valid_instants(self) -> frozenset[str]:
+        data = self.data_timeline
+        valid = {i.requested_time for i in data.completed()}
+        pending_data = {i.requested_time for i in data.pending()}
+        mdt_completed = self.timeline.completed()
+        for i in mdt_completed:
+            if i.action == DELTA_COMMIT and i.requested_time not in pending_data:
+                valid.add(i.requested_time)  # MDT-only instants, e.g. the async indexer's
+            if i.action in (ROLLBACK, RESTORE) or i.requested_time.startswith(_INIT_PREFIX):
+                valid.add(i.requested_time)
+        earliest = data.completed().first()
+        for i in data.completed().of_actions(ROLLBACK, RESTORE):
+            if earliest is not None and i.requested_time < earliest.requested_time:
+                continue
+            meta = data.metadata(i)
+            valid.update(meta.get("commitsRollback") or ())
+            for restored in (meta.get("instantsToRollback") or ()):
+                if isinstance(restored, dict) and restored.get("commitTime"):
+                    valid.add(restored["commitTime"])
+        # A block also needs its MDT deltacommit completed (or older than the MDT timeline).
+        mdt_done = mdt_completed.times()
+        mdt_start = self.timeline.first()
+        return frozenset(
+            t
+            for t in valid
+            if t in mdt_done or (mdt_start is not None and t < mdt_start.requested_time)
+        )
+
+    # --- file slices of an MDT partition -----------------------------------------------------------
+
+    def file_slices(self, partition: str) -> list[FileSlice]:
+        """Latest merged slices of an MDT partition, ordered by file-group index."""
+        if partition not in self.available_partitions:
+            raise MetadataTableError(
+                f"MDT partition {partition!r} is not available for {self.storage.uri()} "
+                f"(hoodie.table.metadata.partitions={','.join(sorted(self.available_partitions))})"
+            )
+        slices = self._view.latest_file_slices([partition])
+        if not slices:
+            raise MetadataTableError(f"MDT partition {partition!r} has no file groups in {self.storage.uri()}")
+        return sorted(slices, key=lambda s: K.file_group_index_of(s.file_id))
+
+    # --- low-level reads -------------------------------------------------------------------------
+
+    def _hfile(self, path: str, size: int) -> HFileReader:
+        with self._lock:
+            reader = self._hfile_cache.get(path)
+        if reader is None:
+            reader = HFileReader(self.storage.input_file(path, size))
+            self.stats["hfiles_opened"] += 1
+            with self._lock:
+                self._hfile_cache[path] = reader
+        return reader
+
+    def _log_blocks(self, path: str, size: int) -> list[LogBlock]:
+        with self._lock:
+            blocks = self._log_cache.get(path)
+        if blocks is None:
+            blocks = read_log_file(self.storage.input_file(path, size))
+            self.stats["log_files_read"] += 1
+            with self._lock:
+                self._log_cache[path] = blocks
+        return blocks
+
+    def _valid_blocks(self, file_slice: FileSlice) -> list[LogBlock]:
+        queued: list[LogBlock] = []
+        for lf in file_slice.log_files:
+            for block in self._log_blocks(lf.path, lf.size):
+                if block.block_type == LogBlockType.COMMAND:
+                    if block.is_rollback_command:
+                        target = block.target_instant_time
+                        queued = [b for b in queued if b.instant_time != target]
+                    continue
+                if block.instant_time not in self.valid_instants:
+                    continue
+                queued.append(block)
+        return queued
+
+    def _read_slice(self, file_slice: FileSlice, sel: _Selection) -> dict[str, Record | None]:
+        result: dict[str, Record | None] = {}
+
+        def apply(reader: HFileReader, schema: str | None, where: str) -> None:
+            if schema is None:
+                raise MetadataTableError(f"{where}: MDT HFile has no Avro schema in its file info")
+            for key_bytes, value in sel.scan(reader):
+                key = key_bytes.decode("utf-8")
+                raw = decode_schemaless(value, schema, return_record_name=True)
+                record = normalize(raw)
+                record["key"] = key
+                result[key] = merge(result.get(key), record)
+
+        if file_slice.base_file is not None:
+            bf = file_slice.base_file
+            reader = self._hfile(bf.path, bf.size)
+            apply(reader, reader.schema, self.storage.uri(bf.path))
+        for block in self._valid_blocks(file_slice):
+            if block.block_type == LogBlockType.HFILE_DATA:
+                reader = HFileReader.from_bytes(block.hfile_bytes(), f"{block.file_name}@{block.offset}")
+                apply(reader, reader.schema or block.schema, block.file_name)
+            elif block.block_type == LogBlockType.DELETE:
+                for d in block.delete_records():
+                    if d.record_key is not None and sel.matches(d.record_key):
+                        result[d.record_key] = None
+            else:
+                raise MetadataTableError(
+                    f"{block.file_name}: unexpected {block.block_type.name} block in the metadata table"
+                )
+        return result
+
+    def read_records(
+        self,
+        partition: str,
+        *,
+        keys: Iterable[str] | None = None,
+        prefixes: Iterable[str] | None = None,
+    ) -> dict[str, Record]:
+        """Merged, live records of an MDT partition for exact keys, key prefixes, or everything."""
+        self.stats["lookups"] += 1
+        slices = self.file_slices(partition)
+        out: dict[str, Record | None] = {}
+        if keys is not None:
+            key_list = list(keys)
+            by_group: dict[int, list[str]] = {}
+            n = len(slices)
+            for k in key_list:
+                by_group.setdefault(K.file_group_index(k, n), []).append(k)
+            for index, group_keys in sorted(by_group.items()):
+                out.update(self._read_slice(slices[index], _Selection(keys=group_keys)))
+        else:
+            sel = _Selection(prefixes=prefixes)
+            for s in slices:
+                out.update(self._read_slice(s, sel))
+        return {k: r for k, r in out.items() if r is not None and is_live(r)}
+
+    # --- files partition (a ListingSource) --------------------------------------------------------
+
+    name = "metadata"
+
+    def all_partitions(self) -> list[str]:
+        records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
+        rec = records.get(K.ALL_PARTITIONS_KEY)
+        parts = live_files(rec)
+        return sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts)
+
+    def files_in_partitions(self, partitions: Sequence[str]) -> dict[str, list[FileEntry]]:
+        wanted = {K.files_key(p): p for p in partitions}
+        records = self.read_records(K.FILES, keys=list(wanted))
+        out: dict[str, list[FileEntry]] = {p: [] for p in partitions}
+        for key, p in wanted.items():
+            files = live_files(records.get(key))
+            out[p] = [FileEntry(name, size) for name, size in sorted(files.items())]
+        return out
+
+    # --- column_stats / partition_stats ----------------------------------------------------------
+
+    def column_stats(
+        self, columns: Sequence[str] | None = None, partitions: Sequence[str] | None = None
+    ) -> list[ColumnStat]:
+        return self._stats(K.COLUMN_STATS, columns, partitions)
+
+    def partition_stats(
+        self, columns: Sequence[str] | None = None, partitions: Sequence[str] | None = None
+    ) -> list[ColumnStat]:
+        return self._stats(K.PARTITION_STATS, columns, partitions)
+
+    def _stats(
+        self, mdt_partition: str, columns: Sequence[str] | None, partitions: Sequence[str] | None
+    ) -> list[ColumnStat]:
+        if columns is None:
+            records = self.read_records(mdt_partition)
+        elif partitions is None:
+            records = self.read_records(mdt_partition, prefixes=[K.column_index_id(c) for c in columns])
+        elif mdt_partition == K.PARTITION_STATS:
+            records = self.read_records(
+                mdt_partition, keys=[K.partition_stats_key(c, p) for c in columns for p in partitions]
+            )
+        else:
+            records = self.read_records(
+                mdt_partition,
+                prefixes=[K.column_index_id(c) + K.partition_index_id(p) for c in columns for p in partitions],
+            )
+        id_to_partition = {K.partition_index_id(p): p for p in (partitions or self.all_partitions())}
+        out = []
+        for key, rec in records.items():
+            cs = rec["ColumnStatsMetadata"]
+            part_id = key[12:24]
+            partition = id_to_partition.get(part_id)
+            if mdt_partition == K.PARTITION_STATS:
+                partition = cs.get("fileName") if partition is None else partition
+                if partition == K.NON_PARTITIONED_NAME:
+                    partition = ""
+            if partition is None:
+                continue  # stats of a partition that no longer exists
+            out.append(
+                ColumnStat(
+                    partition_path=partition,
+                    file_name=cs.get("fileName") or "",
+                    column_name=cs.get("columnName") or "",
+                    min_value=cs.get("minValue"),
+                    max_value=cs.get("maxValue"),
+                    null_count=cs.get("nullCount"),
+                    value_count=cs.get("valueCount"),
+                    total_size=cs.get("totalSize"),
+                    total_uncompressed_size=cs.get("totalUncompressedSize"),
+                    is_tight_bound=bool(cs.get("isTightBound")),
+                )
+            )
+        out.sort(key=lambda s: (s.column_name, s.partition_path, s.file_name))
+        return out
+
+    # --- record_index ----------------------------------------------------------------------------
+
+    def record_index(self, record_keys: Iterable[str]) -> dict[str, RecordLocation]:
+        records = self.read_records(K.RECORD_INDEX, keys=list(record_keys))
+        out = {}
+        for key, rec in records.items():
+            info = rec["recordIndexMetadata"]
+            partition = info.get("partitionName") or ""
+            out[key] = RecordLocation(
+                record_key=key,
+                partition_path="" if partition == K.NON_PARTITIONED_NAME else partition,
+                file_id=record_index_file_id(info),
+                instant_time=info.get("instantTime"),
+                position=info.get("position"),
+            )
+        return out
+
+    # --- bloom_filters ---------------------------------------------------------------------------
+
+    def bloom_filters(self, files: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """``(partition, file name) -> {"type", "timestamp", "bloom_filter"}`` for files that have one."""
+        wanted = {K.bloom_filter_key(p, f): (p, f) for p, f in files}
+        records = self.read_records(K.BLOOM_FILTERS, keys=list(wanted))
+        out = {}
+        for key, rec in records.items():
+            bloom = rec["BloomFilterMetadata"]
+            out[wanted[key]] = {
+                "type": bloom.get("type"),
+                "timestamp": bloom.get("timestamp"),
+                "bloom_filter": bloom.get("bloomFilter"),
+            }
+        return out
+
+
+# --- Arrow views -------------------------------------------------------------------------------
+
+
+def column_stats_to_arrow(stats: Sequence[ColumnStat]) -> pa.Table:
+    """Long-format stats; min/max rendered as strings so one table can hold every column type."""
+    return pa.table(
+        {
+            "partition_path": pa.array([s.partition_path for s in stats], pa.string()),
+            "file_name": pa.array([s.file_name for s in stats], pa.string()),
+            "column_name": pa.array([s.column_name for s in stats], pa.string()),
+            "min_value": pa.array([_render(s.min_value) for s in stats], pa.string()),
+            "max_value": pa.array([_render(s.max_value) for s in stats], pa.string()),
+            "null_count": pa.array([s.null_count for s in stats], pa.int64()),
+            "value_count": pa.array([s.value_count for s in stats], pa.int64()),
+            "total_size": pa.array([s.total_size for s in stats], pa.int64()),
+            "total_uncompressed_size": pa.array([s.total_uncompressed_size for s in stats], pa.int64()),
+            "is_tight_bound": pa.array([s.is_tight_bound for s in stats], pa.bool_()),
+        }
+    )
+
+
+def record_locations_to_arrow(locations: Iterable[RecordLocation]) -> pa.Table:
+    locs = list(locations)
+    return pa.table(
+        {
+            "record_key": pa.array([r.record_key for r in locs], pa.string()),
+            "partition_path": pa.array([r.partition_path for r in locs], pa.string()),
+            "file_id": pa.array([r.file_id for r in locs], pa.string()),
+            "instant_time": pa.array([r.instant_time for r in locs], pa.int64()),
+            "position": pa.array([r.position for r in locs], pa.int64()),
+        }
+    )
+
+
+def _render(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, bytes):
+        return v.hex()
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    return str(v)

@@ -1,0 +1,17 @@
+"""Storage access over fsspec; every request is counted.
+
+All reads and listings of a table go through one :class:`Storage`, so the number of requests a
+plan needs is a figure a test can check (``Storage.stats``).
+"""
+
+from __future__ import annotations
+
+from hudi_md.storage.base import (
+    BytesInputFile,
+    FileStatus,
+    InputFile,
+    Storage,
+    StorageStats,
+)
+
+__all__ = ["BytesInputFile", "FileStatus", "InputFile", "Storage", "StorageStats"]

@@ -1,0 +1,309 @@
+"""The one storage layer: fsspec underneath, request and byte counts on top."""
+
+from __future__ import annotations
+
+import posixpath
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import fsspec
+from fsspec.core import url_to_fs
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """One entry of a listing. ``path`` is relative to the storage root."""
+
+    path: str
+    size: int
+    is_dir: bool
+    modification_time: float | None = None
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path.rstrip("/"))
+
+
+class StorageStats:
+    """Thread-safe request and byte counters, shared by a storage and its children.
+
+    Pickles as its current values (Spark executors get a copy; counts made there stay there).
+    """
+
+    KINDS = ("list", "info", "exists", "read", "write", "delete", "mkdir", "rename")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: dict[str, int] = dict.fromkeys(self.KINDS, 0)
+        self.bytes_read = 0
+        self.bytes_written = 0
+        self._paths: dict[str, int] = {}
+
+    def record(self, kind: str, path: str, nbytes: int = 0) -> None:
+        with self._lock:
+            self._requests[kind] += 1
+            if kind == "read":
+                self.bytes_read += nbytes
+            elif kind == "write":
+                self.bytes_written += nbytes
+            self._paths[path] = self._paths.get(path, 0) + 1
+
+    @property
+    def requests(self) -> int:
+        with self._lock:
+            return sum(self._requests.values())
+
+    def count(self, kind: str) -> int:
+        with self._lock:
+            return self._requests[kind]
+
+    def requests_under(self, prefix: str) -> int:
+        """Requests made for paths starting with ``prefix`` (relative to the root storage)."""
+        with self._lock:
+            return sum(n for p, n in self._paths.items() if p.startswith(prefix))
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            out = {f"{k}_requests": v for k, v in self._requests.items()}
+            out["requests"] = sum(self._requests.values())
+            out["bytes_read"] = self.bytes_read
+            out["bytes_written"] = self.bytes_written
+            return out
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests = dict.fromkeys(self.KINDS, 0)
+            self.bytes_read = 0
+            self.bytes_written = 0
+            self._paths.clear()
+
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "requests": dict(self._requests),
+                "bytes_read": self.bytes_read,
+                "bytes_written": self.bytes_written,
+            }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._lock = threading.Lock()
+        self._requests = dict(state["requests"])
+        self.bytes_read = state["bytes_read"]
+        self.bytes_written = state["bytes_written"]
+        self._paths = {}
+
+
+@runtime_checkable
+class InputFile(Protocol):
+    """Random access to one file's bytes: what the HFile and log readers consume."""
+
+    name: str
+
+    def size(self) -> int: ...
+
+    def read(self, offset: int, length: int) -> bytes: ...
+
+    def read_all(self) -> bytes: ...
+
+
+class BytesInputFile:
+    """An :class:`InputFile` over bytes already in memory (an HFile inside a log block, a test)."""
+
+    def __init__(self, data: bytes, name: str = "<bytes>") -> None:
+        self._data = memoryview(data)
+        self.name = name
+
+    def size(self) -> int:
+        return len(self._data)
+
+    def read(self, offset: int, length: int) -> bytes:
+        if offset < 0 or offset + length > len(self._data):
+            raise EOFError(f"{self.name}: read of {length} bytes at {offset} past size {len(self._data)}")
+        return bytes(self._data[offset : offset + length])
+
+    def read_all(self) -> bytes:
+        return bytes(self._data)
+
+
+class _StorageInputFile:
+    """An :class:`InputFile` reading through a :class:`Storage` (each call is one counted request)."""
+
+    def __init__(self, storage: Storage, path: str, size: int | None) -> None:
+        self._storage = storage
+        self._path = path
+        self._size = size
+        self.name = storage.uri(path)
+
+    def size(self) -> int:
+        if self._size is None:
+            self._size = self._storage.info(self._path).size
+        return self._size
+
+    def read(self, offset: int, length: int) -> bytes:
+        data = self._storage.read_range(self._path, offset, length)
+        if len(data) != length:
+            raise EOFError(f"{self.name}: short read of {len(data)}/{length} bytes at offset {offset}")
+        return data
+
+    def read_all(self) -> bytes:
+        data = self._storage.read_bytes(self._path)
+        self._size = len(data)
+        return data
+
+
+class Storage:
+    """A filesystem rooted at ``root`` (any fsspec URL or a local path).
+
+    Paths given to methods are relative to the root, ``/``-separated. :meth:`child` makes a storage
+    rooted below this one that shares the same counters.
+    """
+
+    def __init__(
+        self,
+        root: str,
+        options: dict[str, Any] | None = None,
+        *,
+        fs: fsspec.AbstractFileSystem | None = None,
+        stats: StorageStats | None = None,
+        _counter_prefix: str = "",
+    ) -> None:
+        self.options = dict(options or {})
+        if fs is None:
+            fs, fs_root = url_to_fs(root, **self.options)
+        else:
+            fs_root = fs._strip_protocol(root)
+        self.fs: fsspec.AbstractFileSystem = fs
+        self.root_uri = root.rstrip("/") if root not in ("/",) else root
+        self._fs_root = str(fs_root).rstrip("/")
+        self.stats = stats if stats is not None else StorageStats()
+        self._prefix = _counter_prefix
+
+    # --- paths -------------------------------------------------------------------------------
+
+    def _full(self, path: str) -> str:
+        path = path.strip("/")
+        return f"{self._fs_root}/{path}" if path else self._fs_root
+
+    def _rel(self, full: str) -> str:
+        full = self.fs._strip_protocol(full).rstrip("/")
+        root = self._fs_root
+        if full == root:
+            return ""
+        if full.startswith(root + "/"):
+            return full[len(root) + 1 :]
+        return full
+
+    def uri(self, path: str = "") -> str:
+        """The full URL of ``path`` (for messages and for engines that open files themselves)."""
+        path = path.strip("/")
+        return f"{self.root_uri}/{path}" if path else self.root_uri
+
+    def child(self, path: str) -> Storage:
+        return Storage(
+            self.uri(path),
+            self.options,
+            fs=self.fs,
+            stats=self.stats,
+            _counter_prefix=self._count_key(path) + "/",
+        )
+
+    def _count_key(self, path: str) -> str:
+        return (self._prefix + path.strip("/")).strip("/")
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def list(self, path: str = "") -> list[FileStatus]:
+        """Direct children of a directory; a missing directory lists as empty."""
+        self.stats.record("list", self._count_key(path))
+        try:
+            entries = self.fs.ls(self._full(path), detail=True)
+        except FileNotFoundError:
+            return []
+        out = []
+        for e in entries:
+            rel = self._rel(e["name"])
+            if rel == path.strip("/"):
+                continue  # some filesystems list a file as itself
+            out.append(
+                FileStatus(
+                    path=rel,
+                    size=int(e.get("size") or 0),
+                    is_dir=e.get("type") == "directory",
+                    modification_time=_mtime(e),
+                )
+            )
+        out.sort(key=lambda s: s.path)
+        return out
+
+    def info(self, path: str) -> FileStatus:
+        self.stats.record("info", self._count_key(path))
+        e = self.fs.info(self._full(path))
+        return FileStatus(
+            path=path.strip("/"),
+            size=int(e.get("size") or 0),
+            is_dir=e.get("type") == "directory",
+            modification_time=_mtime(e),
+        )
+
+    def exists(self, path: str) -> bool:
+        self.stats.record("exists", self._count_key(path))
+        return bool(self.fs.exists(self._full(path)))
+
+    def read_bytes(self, path: str) -> bytes:
+        data = self.fs.cat_file(self._full(path))
+        self.stats.record("read", self._count_key(path), len(data))
+        return data
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        data = self.fs.cat_file(self._full(path), start=offset, end=offset + length)
+        self.stats.record("read", self._count_key(path), len(data))
+        return data
+
+    def input_file(self, path: str, size: int | None = None) -> InputFile:
+        return _StorageInputFile(self, path, size)
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
+        full = self._full(path)
+        if not overwrite and self.fs.exists(full):
+            raise FileExistsError(self.uri(path))
+        parent = posixpath.dirname(full)
+        if parent:
+            self.fs.makedirs(parent, exist_ok=True)
+        self.fs.pipe_file(full, data)
+        self.stats.record("write", self._count_key(path), len(data))
+
+    def delete(self, path: str, *, recursive: bool = False) -> None:
+        self.stats.record("delete", self._count_key(path))
+        self.fs.rm(self._full(path), recursive=recursive)
+
+    def makedirs(self, path: str) -> None:
+        self.stats.record("mkdir", self._count_key(path))
+        self.fs.makedirs(self._full(path), exist_ok=True)
+
+    def rename(self, src: str, dst: str) -> None:
+        self.stats.record("rename", self._count_key(src))
+        self.fs.mv(self._full(src), self._full(dst))
+
+    def __repr__(self) -> str:
+        return f"Storage({self.root_uri!r})"
+
+
+def _mtime(entry: dict[str, Any]) -> float | None:
+    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        value = entry.get(key)
+        if value is None:
+            continue
+        if isinstance(value, (int, float)):
+            return float(value)
+        if hasattr(value, "timestamp"):
+            return float(value.timestamp())
+    return None
+
+
+def join(*parts: Iterable[str] | str) -> str:
+    """Join relative storage paths, ignoring empty parts."""
+    return "/".join(p.strip("/") for p in parts if p and str(p).strip("/"))  # type: ignore[union-attr]
