@@ -2,4 +2,34 @@
 
 from __future__ import annotations
 
+from hudi_md.api import Table, open_table
+from hudi_md.errors import (
+    CommitMetadataError,
+    CorruptFileError,
+    HFileFormatError,
+    HudiMdError,
+    InvalidOptionError,
+    LogFormatError,
+    MetadataTableError,
+    TableConfigError,
+    TableNotFoundError,
+    UnsupportedFeatureError,
+)
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "CommitMetadataError",
+    "CorruptFileError",
+    "HFileFormatError",
+    "HudiMdError",
+    "InvalidOptionError",
+    "LogFormatError",
+    "MetadataTableError",
+    "Table",
+    "TableConfigError",
+    "TableNotFoundError",
+    "UnsupportedFeatureError",
+    "__version__",
+    "open_table",
+]

@@ -6,6 +6,8 @@ already unwrapped; ``None`` stands for an empty payload (a key deleted by a DELE
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import uuid
 from typing import Any
 
@@ -40,10 +42,54 @@ def normalize(raw: dict[str, Any]) -> Record:
             value = {k: _untag(v) for k, v in value.items()}
         elif name == "ColumnStatsMetadata" and value is not None:
             value = {k: _untag(v) for k, v in value.items()}
-            value["minValue"] = unwrap_value(raw_stat(raw, "minValue"))
-            value["maxValue"] = unwrap_value(raw_stat(raw, "maxValue"))
+            value_type = value.get("valueType")
+            value["minValue"] = typed_stat_value(unwrap_value(raw_stat(raw, "minValue")), value_type)
+            value["maxValue"] = typed_stat_value(unwrap_value(raw_stat(raw, "maxValue")), value_type)
         out[name] = value
     return out
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
+
+
+def typed_stat_value(value: Any, value_type: dict[str, Any] | None) -> Any:
+    """Apply a V2 column-stats ``valueType`` (``org.apache.hudi.stats.ValueType``) to a raw value.
+
+    V2 stats (v9 tables) store the primitive encoding (days, micros, unscaled decimal bytes) and say
+    in ``valueType`` what it means; V1 stats used typed wrappers, already unwrapped by then.
+    """
+    if value is None or not value_type:
+        return value
+    ordinal = value_type.get("typeOrdinal")
+    info = value_type.get("additionalInfo")
+    if ordinal == 10 and isinstance(value, (bytes, bytearray)):  # DECIMAL: unscaled two's complement
+        scale = int(info.split(",")[1]) if info and "," in info else 0
+        return decimal.Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-scale)
+    if ordinal == 12 and isinstance(value, int):  # DATE: days since epoch
+        return datetime.date(1970, 1, 1) + datetime.timedelta(days=value)
+    if isinstance(value, int) and ordinal in _TIMESTAMP_UNITS:
+        unit, local = _TIMESTAMP_UNITS[ordinal]
+        micros = value * 1000 if unit == "ms" else (value // 1000 if unit == "ns" else value)
+        base = _EPOCH_NAIVE if local else _EPOCH
+        return base + datetime.timedelta(microseconds=micros)
+    if ordinal in (13, 14) and isinstance(value, int):  # TIME_MILLIS / TIME_MICROS
+        micros = value * 1000 if ordinal == 13 else value
+        return (datetime.datetime.min + datetime.timedelta(microseconds=micros)).time()
+    if ordinal == 11 and isinstance(value, (bytes, bytearray)) and len(value) == 16:  # UUID
+        return str(uuid.UUID(bytes=bytes(value)))
+    return value
+
+
+# ordinal -> (unit, is local timestamp)
+_TIMESTAMP_UNITS = {
+    15: ("ms", False),
+    16: ("us", False),
+    17: ("ns", False),
+    18: ("ms", True),
+    19: ("us", True),
+    20: ("ns", True),
+}
 
 
 def raw_stat(raw: dict[str, Any], field: str) -> Any:

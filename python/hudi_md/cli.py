@@ -1,0 +1,317 @@
+"""``hudi-md``: scriptable table, timeline and metadata-table commands (``--json`` for machines)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from hudi_md.errors import HudiMdError
+
+
+def _emit(ctx: click.Context, data: Any, text: Callable[[Any], str]) -> None:
+    if ctx.obj.get("json"):
+        click.echo(json.dumps(data, indent=2, default=str, sort_keys=False))
+    else:
+        click.echo(text(data))
+
+
+def _errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (HudiMdError, FileNotFoundError) as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+def _open(path: str, options: tuple[str, ...]) -> Any:
+    from hudi_md.api import open_table
+
+    opts = {}
+    for item in options:
+        if "=" not in item:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--option")
+        k, v = item.split("=", 1)
+        opts[k] = v
+    return open_table(path, opts)
+
+
+_option = click.option("--option", "-o", "options", multiple=True, help="KEY=VALUE (hoodie.* or storage)")
+_json = click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+
+
+def _set_json(ctx: click.Context, as_json: bool) -> None:
+    ctx.ensure_object(dict)
+    ctx.obj["json"] = ctx.obj.get("json") or as_json
+
+
+@click.group()
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@click.pass_context
+def main(ctx: click.Context, as_json: bool) -> None:
+    """hudi-md: Apache Hudi tables and their metadata table, from Python."""
+    ctx.ensure_object(dict)
+    ctx.obj["json"] = as_json
+
+
+# --- table ---------------------------------------------------------------------------------------
+
+
+@main.group()
+def table() -> None:
+    """Table-level commands."""
+
+
+@table.command("show")
+@click.argument("path")
+@_option
+@_json
+@click.pass_context
+@_errors
+def table_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
+    """Table config, type, version, partitioning and what the MDT holds."""
+    _set_json(ctx, as_json)
+    t = _open(path, options)
+    last = t.timeline.write_timeline().last()
+    data = {
+        "path": t.uri,
+        "name": t.table_name,
+        "table_type": t.table_type,
+        "table_version": t.table_version,
+        "partition_fields": t.partition_fields,
+        "record_key_fields": t.config.record_key_fields,
+        "ordering_fields": t.config.ordering_fields,
+        "keygen": t.config.keygen,
+        "record_merge_mode": t.config.record_merge_mode,
+        "metadata_partitions": t.config.metadata_partitions,
+        "metadata_partitions_inflight": t.config.metadata_partitions_inflight,
+        "latest_commit": last.requested_time if last else None,
+        "instants": len(t.timeline),
+        "properties": t.config.to_dict(),
+    }
+
+    def text(d: dict[str, Any]) -> str:
+        lines = [f"{k}: {v}" for k, v in d.items() if k != "properties"]
+        lines.append("properties:")
+        lines += [f"  {k}={v}" for k, v in sorted(d["properties"].items())]
+        return "\n".join(lines)
+
+    _emit(ctx, data, text)
+
+
+# --- timeline ------------------------------------------------------------------------------------
+
+
+@main.command("timeline")
+@click.argument("path")
+@_option
+@_json
+@click.option("--metadata", "of_metadata", is_flag=True, help="the MDT's timeline instead")
+@click.pass_context
+@_errors
+def timeline_cmd(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, of_metadata: bool) -> None:
+    """Instants of the active timeline: requested time, action, state, completion time."""
+    _set_json(ctx, as_json)
+    t = _open(path, options)
+    tl = t.timeline
+    if of_metadata:
+        mdt = t.metadata_table
+        if mdt is None:
+            raise click.ClickException(f"{t.uri} has no readable metadata table")
+        tl = mdt.timeline
+    rows = [
+        {
+            "requested_time": i.requested_time,
+            "action": i.action,
+            "state": i.state.name,
+            "completion_time": i.completion_time,
+        }
+        for i in tl
+    ]
+    _emit(
+        ctx,
+        rows,
+        lambda rs: "\n".join(
+            f"{r['requested_time']}  {r['action']:<14} {r['state']:<10} {r['completion_time'] or ''}" for r in rs
+        ),
+    )
+
+
+# --- read ----------------------------------------------------------------------------------------
+
+
+@main.command("read")
+@click.argument("path")
+@_option
+@_json
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--columns", help="comma-separated columns")
+@click.option("--as-of", "as_of", help="time travel instant")
+@click.option(
+    "--query-type", type=click.Choice(["snapshot", "read_optimized", "incremental"]), default="snapshot"
+)
+@click.option("--start", help="incremental start (exclusive)")
+@click.option("--end", help="incremental end (inclusive)")
+@click.option("--filter", "filters", multiple=True, help="COLUMN OP VALUE, e.g. \"city = sf\"")
+@click.pass_context
+@_errors
+def read_cmd(
+    ctx: click.Context,
+    path: str,
+    options: tuple[str, ...],
+    as_json: bool,
+    limit: int,
+    columns: str | None,
+    as_of: str | None,
+    query_type: str,
+    start: str | None,
+    end: str | None,
+    filters: tuple[str, ...],
+) -> None:
+    """Print rows of the table."""
+    _set_json(ctx, as_json)
+    t = _open(path, options)
+    parsed = [_parse_filter(f) for f in filters] or None
+    rows = t.read(
+        filters=parsed,
+        columns=columns.split(",") if columns else None,
+        as_of=as_of,
+        query_type=query_type,
+        start=start,
+        end=end,
+    )
+    total = rows.num_rows
+    head = rows.slice(0, limit) if limit >= 0 else rows
+    if ctx.obj.get("json"):
+        click.echo(json.dumps({"total_rows": total, "rows": head.to_pylist()}, default=str, indent=2))
+        return
+    for r in head.to_pylist():
+        click.echo(json.dumps(r, default=str))
+    click.echo(f"({total} rows{'' if total <= head.num_rows else f', {head.num_rows} shown'})")
+
+
+def _parse_filter(text: str) -> tuple[str, str, Any]:
+    for op in (" not in ", " in ", "!=", "<=", ">=", "==", "=", "<", ">"):
+        if op in text:
+            col, value = text.split(op, 1)
+            value = value.strip()
+            if op.strip() in ("in", "not in"):
+                return (col.strip(), op.strip(), [v.strip() for v in value.strip("()[]").split(",")])
+            return (col.strip(), op.strip(), value)
+    raise click.BadParameter(f"cannot parse filter {text!r}; use COLUMN OP VALUE", param_hint="--filter")
+
+
+# --- metadata ------------------------------------------------------------------------------------
+
+
+@main.group()
+def metadata() -> None:
+    """Metadata-table commands (hudi-cli's `metadata ...`)."""
+
+
+def _mdt(t: Any) -> Any:
+    mdt = t.metadata_table
+    if mdt is None:
+        reason = getattr(t, "_metadata_error", None)
+        raise click.ClickException(
+            f"{t.uri} has no readable metadata table"
+            + (f": {reason}" if reason else " (hoodie.table.metadata.partitions lacks 'files')")
+        )
+    return mdt
+
+
+@metadata.command("list-partitions")
+@click.argument("path")
+@_option
+@_json
+@click.pass_context
+@_errors
+def list_partitions(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
+    """All partitions, from the MDT `files` partition."""
+    _set_json(ctx, as_json)
+    parts = _mdt(_open(path, options)).all_partitions()
+    _emit(ctx, parts, lambda ps: "\n".join(p if p else '""' for p in ps))
+
+
+@metadata.command("list-files")
+@click.argument("path")
+@_option
+@_json
+@click.option("--partition", default=None, help="partition path (default: every partition)")
+@click.pass_context
+@_errors
+def list_files(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, partition: str | None) -> None:
+    """Files the MDT lists, per partition (as recorded: including not-yet-cleaned files)."""
+    _set_json(ctx, as_json)
+    mdt = _mdt(_open(path, options))
+    parts = [partition] if partition is not None else mdt.all_partitions()
+    listing = mdt.files_in_partitions(parts)
+    rows = [
+        {"partition_path": p, "file_name": e.name, "size": e.size} for p in parts for e in listing.get(p, [])
+    ]
+    _emit(ctx, rows, lambda rs: "\n".join(f"{r['partition_path']}\t{r['file_name']}\t{r['size']}" for r in rs))
+
+
+@metadata.command("stats")
+@click.argument("path")
+@_option
+@_json
+@click.pass_context
+@_errors
+def stats(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
+    """MDT partitions, file groups, files and sizes; deltacommits since the last MDT compaction."""
+    _set_json(ctx, as_json)
+    t = _open(path, options)
+    mdt = _mdt(t)
+    from hudi_md.metadata.stats import metadata_stats
+
+    data = metadata_stats(t, mdt)
+
+    def text(d: dict[str, Any]) -> str:
+        lines = [f"{k}: {v}" for k, v in d.items() if k != "partitions"]
+        for name, p in d["partitions"].items():
+            lines.append(
+                f"  {name}: {p['file_groups']} file groups, {p['base_files']} base files, "
+                f"{p['log_files']} log files (max {p['max_log_files_per_file_group']} per group), "
+                f"{p['total_size']} bytes"
+            )
+        return "\n".join(lines)
+
+    _emit(ctx, data, text)
+
+
+@metadata.command("validate")
+@click.argument("path")
+@_option
+@_json
+@click.pass_context
+@_errors
+def validate(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
+    """Compare the MDT with a storage listing; print every difference, exit 1 on any."""
+    _set_json(ctx, as_json)
+    t = _open(path, (*options, "hoodie.metadata.enable=true"))
+    from hudi_md.metadata.validate import validate_metadata_table
+
+    diffs = validate_metadata_table(t)
+    if ctx.obj.get("json"):
+        click.echo(json.dumps({"ok": not diffs, "differences": [d.to_dict() for d in diffs]}, indent=2))
+    else:
+        for d in diffs:
+            click.echo(d.describe())
+        kinds = Counter(d.kind for d in diffs)
+        click.echo("OK: MDT matches storage" if not diffs else f"FAILED: {len(diffs)} differences {dict(kinds)}")
+    if diffs:
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

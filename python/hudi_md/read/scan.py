@@ -1,0 +1,173 @@
+"""A table scan: plan the slices, read and merge each, filter and project the rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_md.errors import InvalidOptionError
+from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.timeline import WRITE_ACTIONS
+
+if TYPE_CHECKING:
+    from hudi_md.api import Table
+
+COMMIT_TIME_COLUMN = "_hoodie_commit_time"
+
+
+class TableScan:
+    """One read of a table: filters (an expression tree or None) and a column projection."""
+
+    def __init__(self, table: Table, *, filters: Any = None, columns: Sequence[str] | None = None) -> None:
+        self.table = table
+        self.filters = filters
+        self.columns = list(columns) if columns is not None else None
+        self.stats: dict[str, int] = {}
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _schema(self) -> pa.Schema:
+        return self.table.schema
+
+    def _check_columns(self, schema: pa.Schema) -> None:
+        if self.columns is None:
+            return
+        missing = [c for c in self.columns if schema.get_field_index(c) < 0]
+        if missing:
+            raise InvalidOptionError(
+                f"columns {missing} not in the table schema of {self.table.uri} "
+                f"(columns: {', '.join(schema.names)})"
+            )
+
+    def _row_filter(self, schema: pa.Schema) -> pc.Expression | None:
+        if self.filters is None:
+            return None
+        from hudi_md.planning.planner import row_filter
+
+        return row_filter(self.filters, schema)
+
+    def _is_valid_instant(self, as_of: str | None) -> Callable[[str | None], bool]:
+        timeline = self.table.timeline
+        visible = timeline.until(as_of)
+        committed = {i.requested_time for i in visible if i.is_completed and i.action in WRITE_ACTIONS}
+        starts = [i.requested_time for i in timeline if i.action in WRITE_ACTIONS]
+        start = min(starts) if starts else None
+
+        def valid(instant: str | None) -> bool:
+            if instant is None:
+                return False
+            if instant in committed:
+                return True
+            # Blocks older than the active timeline were written by archived (completed) instants.
+            return start is not None and instant < start and (as_of is None or instant <= as_of)
+
+        return valid
+
+    def _read_slices(
+        self, slices: Sequence[FileSlice], schema: pa.Schema, as_of: str | None
+    ) -> pa.Table:
+        from hudi_md.read.slice_reader import MergeSpec, read_file_slice
+
+        merge = MergeSpec.from_config(self.table.config)
+        valid = self._is_valid_instant(as_of)
+        row_filter = self._row_filter(schema)
+        tables = [
+            read_file_slice(
+                self.table.storage,
+                s,
+                schema=schema,
+                merge=merge,
+                is_valid_instant=valid,
+                columns=self.columns,
+                filter=row_filter,
+            )
+            for s in slices
+        ]
+        self.stats["file_slices_read"] = len(slices)
+        if not tables:
+            out_schema = schema if self.columns is None else pa.schema([schema.field(c) for c in self.columns])
+            return out_schema.empty_table()
+        return pa.concat_tables(tables, promote_options="default")
+
+    # --- query types -------------------------------------------------------------------------------
+
+    def snapshot(self, as_of: str | None, *, read_optimized: bool = False) -> pa.Table:
+        if self.table.timeline.write_timeline().last() is None:
+            return self._empty()
+        schema = self._schema()
+        self._check_columns(schema)
+        if self.filters is not None:
+            self._row_filter(schema)  # validate filters before any data is read
+        slices = self.table._slices(self.filters, as_of, read_optimized=read_optimized)
+        slices = self._prune_by_stats(slices)
+        return self._read_slices(slices, schema, as_of)
+
+    def incremental(self, start: str | None, end: str | None) -> pa.Table:
+        """Rows whose ``_hoodie_commit_time`` lies in ``(start, end]`` as of ``end``."""
+        timeline = self.table.timeline
+        if timeline.write_timeline().last() is None:
+            return self._empty()
+        if start is not None and end is not None and end < start:
+            raise InvalidOptionError(f"incremental end {end} is before start {start}")
+        schema = self._schema()
+        self._check_columns(schema)
+        if schema.get_field_index(COMMIT_TIME_COLUMN) < 0:
+            raise InvalidOptionError(
+                f"{self.table.uri}: incremental queries need the {COMMIT_TIME_COLUMN} meta column "
+                "(hoodie.populate.meta.fields=false)"
+            )
+        in_range = [i for i in timeline.write_timeline().between(start, end)]
+        if not in_range:
+            return self._project(schema.empty_table())
+        touched: set[tuple[str, str]] = set()
+        for instant in in_range:
+            meta = timeline.metadata(instant)
+            for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
+                for stat in stats or ():
+                    if stat.get("fileId"):
+                        touched.add((partition or "", stat["fileId"]))
+        times = [i.requested_time for i in in_range]
+        slices = [
+            s
+            for s in self.table._slices(self.filters, end)
+            if (s.partition_path, s.file_id) in touched
+        ]
+        saved = self.columns
+        if saved is not None and COMMIT_TIME_COLUMN not in saved:
+            self.columns = [*saved, COMMIT_TIME_COLUMN]
+        try:
+            rows = self._read_slices(slices, schema, end)
+        finally:
+            self.columns = saved
+        mask = pc.is_in(rows.column(COMMIT_TIME_COLUMN), value_set=pa.array(times, pa.string()))
+        rows = rows.filter(mask)
+        return self._project(rows)
+
+    # --- small pieces ------------------------------------------------------------------------------
+
+    def _prune_by_stats(self, slices: list[FileSlice]) -> list[FileSlice]:
+        if self.filters is None or self.table.metadata_table is None:
+            self.stats["files_after_stats_pruning"] = len(slices)
+            return slices
+        from hudi_md.planning.planner import prune_by_column_stats
+
+        kept = prune_by_column_stats(self.table, slices, self.filters)
+        self.stats["files_before_stats_pruning"] = len(slices)
+        self.stats["files_after_stats_pruning"] = len(kept)
+        return kept
+
+    def _project(self, rows: pa.Table) -> pa.Table:
+        if self.columns is None:
+            return rows
+        return rows.select(self.columns)
+
+    def _empty(self) -> pa.Table:
+        try:
+            schema = self._schema()
+        except Exception:  # an empty table may have no schema anywhere yet
+            return pa.table({})
+        self._check_columns(schema)
+        return self._project(schema.empty_table())

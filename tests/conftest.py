@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fixtures import archives, unpack  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def fixture_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hudi-fixtures")
+
+
+@pytest.fixture(scope="session")
+def table_path(fixture_root: Path):
+    """``table_path("sample_table/cow/v6_empty.zip") -> Path`` of the unpacked table."""
+
+    def get(archive: str) -> Path:
+        return unpack(archive, fixture_root)
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def all_archives() -> list[str]:
+    return archives()

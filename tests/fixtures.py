@@ -1,0 +1,43 @@
+"""Access to the Apache Hudi fixture tables in ../shared/fixtures/hudi-rs (unpacked once per run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from functools import lru_cache
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(os.environ.get("HUDI_MD_FIXTURES", REPO.parent / "shared" / "fixtures" / "hudi-rs"))
+
+
+def fixtures_dir() -> Path:
+    if not FIXTURES.is_dir():
+        raise RuntimeError(
+            f"fixture tables not found at {FIXTURES}; set HUDI_MD_FIXTURES to the hudi-rs fixtures folder"
+        )
+    return FIXTURES
+
+
+@lru_cache(maxsize=1)
+def golden() -> dict:
+    return json.loads((fixtures_dir() / "golden_hudi_rs_0.5.0.json").read_text())["tables"]
+
+
+def archives() -> list[str]:
+    """Archive paths relative to the fixtures folder, e.g. ``sample_table/cow/v6_empty.zip``."""
+    return sorted(str(p.relative_to(fixtures_dir())) for p in fixtures_dir().rglob("*.zip"))
+
+
+def unpack(archive: str, dest_root: Path) -> Path:
+    """Unpack one archive (without ``__MACOSX``) below ``dest_root``; returns the table directory."""
+    dest = dest_root / archive.replace("/", "__").removesuffix(".zip")
+    if not dest.exists():
+        tmp = dest.with_suffix(".partial")
+        with zipfile.ZipFile(fixtures_dir() / archive) as zf:
+            members = [m for m in zf.namelist() if not m.startswith("__MACOSX")]
+            zf.extractall(tmp, members=members)
+        tmp.rename(dest)
+    (table_dir,) = [p for p in dest.iterdir() if p.is_dir()]
+    return table_dir
