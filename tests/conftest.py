@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fixtures import archives, unpack  # noqa: E402
+from fixtures import archives, unpack
 
 
 @pytest.fixture(scope="session")

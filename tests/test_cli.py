@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import archives
 
 import hudi_md
+
+from fixtures import archives
 
 MDT_TABLES = [
     a
@@ -26,7 +27,9 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "hudi_md.cli", *args], capture_output=True, text=True, timeout=120
     )
     if check and proc.returncode != 0:
-        raise AssertionError(f"hudi-md {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(
+            f"hudi-md {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 
@@ -66,7 +69,7 @@ def test_validate_fails_on_a_file_removed_behind_the_mdt(tmp_path: Path, table_p
 def test_validate_fails_on_a_file_added_behind_the_mdt(tmp_path: Path, table_path) -> None:
     dest = _copy(table_path, tmp_path)
     src = sorted((dest / "region=us").glob("*.parquet"))[-1]
-    file_id, token, instant = src.stem.split("_")
+    _, token, instant = src.stem.split("_")
     added = dest / "region=eu" / f"00000000-0000-0000-0000-000000000000-0_{token}_{instant}.parquet"
     shutil.copy(src, added)
     proc = run("metadata", "validate", str(dest), check=False)
@@ -91,8 +94,12 @@ def test_stats_table_show_timeline(table_path) -> None:
     path = str(table_path("sample_table/mor/avro/v9_txns_simple_meta.zip"))
     stats = json.loads(run("metadata", "stats", "--json", path).stdout)
     assert stats["available_partitions"] == [
-        "column_stats", "files", "partition_stats", "record_index",
-        "secondary_index_merchant_idx", "secondary_index_txn_date_idx",
+        "column_stats",
+        "files",
+        "partition_stats",
+        "record_index",
+        "secondary_index_merchant_idx",
+        "secondary_index_txn_date_idx",
     ]
     assert stats["partitions"]["record_index"]["file_groups"] == 10
     assert stats["partitions"]["column_stats"]["file_groups"] == 2

@@ -159,35 +159,36 @@ class Table:
         # Pad second-precision or date-only forms to the 17-digit instant format.
         return (digits + "0" * 17)[:17] if len(digits) < 17 else digits
 
-    def _pruned_partitions(self, filters: Any) -> list[str]:
-        partitions = self.partitions()
-        if filters is None or not self.partition_fields:
-            return partitions
-        from hudi_md.planning.planner import prune_partitions
+    def plan(
+        self,
+        filters: Filters = None,
+        as_of: str | None = None,
+        *,
+        read_optimized: bool = False,
+    ) -> Any:
+        """A :class:`~hudi_md.planning.planner.ScanPlan`: the slices to read and pruning counters."""
+        from hudi_md.planning.planner import plan_scan
 
-        return prune_partitions(partitions, filters, self.partition_scheme, self.schema)
-
-    def _slices(self, filters: Any, as_of: str | None, read_optimized: bool = False) -> list[FileSlice]:
-        view = self.file_system_view(self._resolve_as_of(as_of))
-        partitions = self._pruned_partitions(filters)
-        if read_optimized:
-            return view.latest_base_files(partitions)
-        return view.latest_file_slices(partitions)
+        return plan_scan(
+            self,
+            self._expression(filters),
+            as_of=self._resolve_as_of(as_of),
+            read_optimized=read_optimized,
+        )
 
     def file_slices(self, filters: Filters = None, as_of: str | None = None) -> pa.Table:
-        """Latest file slices (after partition pruning) as an Arrow table."""
-        expr = self._expression(filters)
-        slices = self._slices(expr, as_of)
-        return slices_to_arrow(slices)
+        """Latest file slices after partition, record-index and column-stats pruning, as Arrow."""
+        return slices_to_arrow(self.plan(filters, as_of).slices)
 
     # --- reading -------------------------------------------------------------------------------------------
 
-    def _expression(self, filters: Filters) -> Any:
-        if not filters:
-            return None
-        from hudi_md.planning.expressions import from_filters
+    def _expression(self, filters: Any) -> Any:
+        from hudi_md.planning.expressions import AlwaysTrue, Expression, from_filters
 
-        return from_filters(filters)
+        if filters is None:
+            return None
+        expr = filters if isinstance(filters, Expression) else from_filters(filters)
+        return None if isinstance(expr, AlwaysTrue) else expr
 
     def read(
         self,
@@ -204,7 +205,9 @@ class Table:
         ``incremental`` (rows written by instants in ``(start, end]``).
         """
         if query_type not in QUERY_TYPES:
-            raise InvalidOptionError(f"query_type must be one of {', '.join(QUERY_TYPES)}, got {query_type!r}")
+            raise InvalidOptionError(
+                f"query_type must be one of {', '.join(QUERY_TYPES)}, got {query_type!r}"
+            )
         from hudi_md.read.scan import TableScan
 
         scan = TableScan(self, filters=self._expression(filters), columns=columns)
@@ -226,9 +229,13 @@ def slices_to_arrow(slices: Sequence[FileSlice]) -> pa.Table:
             "file_id": pa.array([s.file_id for s in slices], pa.string()),
             "base_instant": pa.array([s.base_instant for s in slices], pa.string()),
             "base_file": pa.array([s.base_file.path if s.base_file else None for s in slices], pa.string()),
-            "base_file_size": pa.array([s.base_file.size if s.base_file else None for s in slices], pa.int64()),
+            "base_file_size": pa.array(
+                [s.base_file.size if s.base_file else None for s in slices], pa.int64()
+            ),
             "log_files": pa.array([[lf.path for lf in s.log_files] for s in slices], pa.list_(pa.string())),
-            "log_file_sizes": pa.array([[lf.size for lf in s.log_files] for s in slices], pa.list_(pa.int64())),
+            "log_file_sizes": pa.array(
+                [[lf.size for lf in s.log_files] for s in slices], pa.list_(pa.int64())
+            ),
             "total_size": pa.array([s.total_size for s in slices], pa.int64()),
         }
     )

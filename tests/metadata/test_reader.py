@@ -10,14 +10,24 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from fixtures import archives
 
 import hudi_md
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.records import merge, typed_stat_value
 
-MDT_ARCHIVES = [a for a in archives() if "_meta" in a or "v9_timebased" in a or "rollback.zip" in a and "v9" in a
-                or "v8_trips" in a or "overwrite.zip" in a and "v9" in a]
+from fixtures import archives
+
+MDT_ARCHIVES = [
+    a
+    for a in archives()
+    if "_meta" in a
+    or "v9_timebased" in a
+    or ("rollback.zip" in a
+    and "v9" in a)
+    or "v8_trips" in a
+    or ("overwrite.zip" in a
+    and "v9" in a)
+]
 
 
 def _slice_set(table: hudi_md.Table) -> list[tuple]:
@@ -76,7 +86,7 @@ def test_record_index_matches_base_files(archive: str, table_path) -> None:
         for k in keys.column(0).to_pylist():
             expected[k] = (row["partition_path"], row["file_id"])
     live = set(table.read(columns=["_hoodie_record_key"]).column(0).to_pylist())
-    found = table.metadata_table.record_index(list(expected) + ["no-such-key"])
+    found = table.metadata_table.record_index([*expected, "no-such-key"])
     assert "no-such-key" not in found
     for key, (partition, file_id) in expected.items():
         if key not in live:
@@ -100,7 +110,13 @@ def test_column_stats_match_parquet_footers(archive: str, table_path) -> None:
         meta = pq.ParquetFile(Path(table.uri) / row["base_file"]).metadata
         for i in range(meta.num_columns):
             col = meta.schema.column(i)
-            if "." in col.path or col.physical_type not in ("INT32", "INT64", "BYTE_ARRAY", "BOOLEAN", "DOUBLE"):
+            if "." in col.path or col.physical_type not in (
+                "INT32",
+                "INT64",
+                "BYTE_ARRAY",
+                "BOOLEAN",
+                "DOUBLE",
+            ):
                 continue
             s = stats.get((row["partition_path"], name, col.path))
             if s is None:
@@ -132,9 +148,15 @@ def test_partition_stats_bound_the_column_stats(archive: str, table_path) -> Non
     if "partition_stats" not in table.config.metadata_partitions:
         pytest.skip("no partition stats")
     mdt = table.metadata_table
-    latest = {(r["partition_path"], Path(r["base_file"]).name) for r in table.file_slices().to_pylist() if r["base_file"]}
+    latest = {
+        (r["partition_path"], Path(r["base_file"]).name)
+        for r in table.file_slices().to_pylist()
+        if r["base_file"]
+    }
     pstats = {(s.partition_path, s.column_name): s for s in mdt.partition_stats()}
-    assert {p for p, _ in pstats} == set(table.partitions()) - {""} or {p for p, _ in pstats} <= set(table.partitions())
+    assert {p for p, _ in pstats} == set(table.partitions()) - {""} or {p for p, _ in pstats} <= set(
+        table.partitions()
+    )
     for s in mdt.column_stats():
         if (s.partition_path, s.file_name) not in latest or s.min_value is None:
             continue
@@ -164,7 +186,9 @@ def test_key_encodings_match_hudi_vectors() -> None:
 
 
 def test_stat_value_types() -> None:
-    assert typed_stat_value(b"\x01\x00", {"typeOrdinal": 10, "additionalInfo": "10,2"}) == decimal.Decimal("2.56")
+    assert typed_stat_value(b"\x01\x00", {"typeOrdinal": 10, "additionalInfo": "10,2"}) == decimal.Decimal(
+        "2.56"
+    )
     assert typed_stat_value(b"\xff", {"typeOrdinal": 10, "additionalInfo": "3,0"}) == -1
     assert typed_stat_value(19737, {"typeOrdinal": 12}) == datetime.date(2024, 1, 15)
     assert typed_stat_value(1_000_000, {"typeOrdinal": 16}).timestamp() == 1.0
@@ -172,7 +196,10 @@ def test_stat_value_types() -> None:
 
 def test_files_merge_rules() -> None:
     base = {"type": 2, "filesystemMetadata": {"a": {"size": 10, "isDeleted": False}}}
-    grow = {"type": 2, "filesystemMetadata": {"a": {"size": 15, "isDeleted": False}, "b": {"size": 1, "isDeleted": False}}}
+    grow = {
+        "type": 2,
+        "filesystemMetadata": {"a": {"size": 15, "isDeleted": False}, "b": {"size": 1, "isDeleted": False}},
+    }
     delete_a = {"type": 2, "filesystemMetadata": {"a": {"size": 0, "isDeleted": True}}}
     merged = merge(merge(base, grow), delete_a)
     assert merged["filesystemMetadata"] == {"b": {"size": 1, "isDeleted": False}}

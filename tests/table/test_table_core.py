@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fixtures import archives
 
 import hudi_md
 from hudi_md.errors import CommitMetadataError, TableConfigError, TableNotFoundError
@@ -14,6 +13,8 @@ from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig, compute_checksum, format_properties, parse_properties
 from hudi_md.table.filenames import BaseFileName, LogFileName, parse_data_file
 from hudi_md.table.timeline import State, Timeline, parse_instant_file
+
+from fixtures import archives
 
 
 @pytest.mark.parametrize("archive", archives())
@@ -44,7 +45,7 @@ def test_checksum_mismatch_names_the_file(tmp_path: Path, table_path) -> None:
     shutil.copytree(table_path("sample_table/cow/v8_nonpartitioned.zip"), dest)
     props = dest / ".hoodie/hoodie.properties"
     props.write_text(props.read_text().replace("hoodie.table.name=", "hoodie.table.name=x"))
-    with pytest.raises(TableConfigError, match="hoodie.properties.*checksum mismatch"):
+    with pytest.raises(TableConfigError, match=r"hoodie\.properties.*checksum mismatch"):
         hudi_md.open_table(str(dest))
 
 
@@ -53,7 +54,7 @@ def test_truncated_properties_is_a_typed_error(tmp_path: Path, table_path) -> No
     shutil.copytree(table_path("sample_table/cow/v8_nonpartitioned.zip"), dest)
     props = dest / ".hoodie/hoodie.properties"
     props.write_bytes(props.read_bytes()[:60])
-    with pytest.raises(TableConfigError, match="hoodie.properties"):
+    with pytest.raises(TableConfigError, match=r"hoodie\.properties"):
         hudi_md.open_table(str(dest))
 
 
@@ -79,9 +80,17 @@ def test_missing_table(tmp_path: Path) -> None:
         ("20240418173550988.commit.requested", 1, ("20240418173550988", "commit", State.REQUESTED)),
         ("20240418173550988.compaction.inflight", 1, ("20240418173550988", "compaction", State.INFLIGHT)),
         ("20251220210129235_20251220210129883.commit", 2, ("20251220210129235", "commit", State.COMPLETED)),
-        ("20251220210129235_20251220210129883.clustering", 2, ("20251220210129235", "replacecommit", State.COMPLETED)),
+        (
+            "20251220210129235_20251220210129883.clustering",
+            2,
+            ("20251220210129235", "replacecommit", State.COMPLETED),
+        ),
         ("20251220210129235.clustering.requested", 2, ("20251220210129235", "clustering", State.REQUESTED)),
-        ("20251220210129235_20251220210129883.indexing", 2, ("20251220210129235", "indexing", State.COMPLETED)),
+        (
+            "20251220210129235_20251220210129883.indexing",
+            2,
+            ("20251220210129235", "indexing", State.COMPLETED),
+        ),
         ("hoodie.properties", 2, None),
         ("history", 2, None),
         ("20251220210129235.deltacommit.unknown", 2, None),
@@ -120,12 +129,17 @@ def test_file_names() -> None:
     base = BaseFileName.parse("a079bdb3-731c-4894-b855-abfcd6921007-0_0-182-253_20240418173550988.parquet")
     assert base is not None
     assert (base.file_id, base.write_token, base.instant) == (
-        "a079bdb3-731c-4894-b855-abfcd6921007-0", "0-182-253", "20240418173550988"
+        "a079bdb3-731c-4894-b855-abfcd6921007-0",
+        "0-182-253",
+        "20240418173550988",
     )
     log = LogFileName.parse(".c923cb31-a2d3-49c6-8f47-4be96502c239-0_20260307162607806.log.1_0-104-236")
     assert log is not None
     assert (log.file_id, log.instant, log.version, log.write_token) == (
-        "c923cb31-a2d3-49c6-8f47-4be96502c239-0", "20260307162607806", 1, "0-104-236"
+        "c923cb31-a2d3-49c6-8f47-4be96502c239-0",
+        "20260307162607806",
+        1,
+        "0-104-236",
     )
     assert LogFileName.parse(".f_1.log.2_1-0-1.cdc").is_cdc  # type: ignore[union-attr]
     assert parse_data_file(".hoodie_partition_metadata") is None

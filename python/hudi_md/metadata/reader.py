@@ -122,16 +122,14 @@ class MetadataTable:
                 continue
             meta = data.metadata(i)
             valid.update(meta.get("commitsRollback") or ())
-            for restored in (meta.get("instantsToRollback") or ()):
+            for restored in meta.get("instantsToRollback") or ():
                 if isinstance(restored, dict) and restored.get("commitTime"):
                     valid.add(restored["commitTime"])
         # A block also needs its MDT deltacommit completed (or older than the MDT timeline).
         mdt_done = mdt_completed.times()
         mdt_start = self.timeline.first()
         return frozenset(
-            t
-            for t in valid
-            if t in mdt_done or (mdt_start is not None and t < mdt_start.requested_time)
+            t for t in valid if t in mdt_done or (mdt_start is not None and t < mdt_start.requested_time)
         )
 
     # --- file slices of an MDT partition -----------------------------------------------------------
@@ -145,7 +143,9 @@ class MetadataTable:
             )
         slices = self._view.latest_file_slices([partition])
         if not slices:
-            raise MetadataTableError(f"MDT partition {partition!r} has no file groups in {self.storage.uri()}")
+            raise MetadataTableError(
+                f"MDT partition {partition!r} has no file groups in {self.storage.uri()}"
+            )
         return sorted(slices, key=lambda s: K.file_group_index_of(s.file_id))
 
     # --- low-level reads -------------------------------------------------------------------------
@@ -285,7 +285,9 @@ class MetadataTable:
         else:
             records = self.read_records(
                 mdt_partition,
-                prefixes=[K.column_index_id(c) + K.partition_index_id(p) for c in columns for p in partitions],
+                prefixes=[
+                    K.column_index_id(c) + K.partition_index_id(p) for c in columns for p in partitions
+                ],
             )
         id_to_partition = {K.partition_index_id(p): p for p in (partitions or self.all_partitions())}
         out = []

@@ -16,7 +16,9 @@ def metadata_stats(table: Table, mdt: MetadataTable) -> dict[str, Any]:
     last_compaction = completed.of_actions(COMMIT).last()
     deltacommits = completed.of_actions(DELTA_COMMIT)
     since = [
-        i for i in deltacommits if last_compaction is None or i.requested_time > last_compaction.requested_time
+        i
+        for i in deltacommits
+        if last_compaction is None or i.requested_time > last_compaction.requested_time
     ]
     partitions: dict[str, Any] = {}
     for name in sorted(mdt.available_partitions):

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_md.errors import InvalidOptionError
+from hudi_md.planning.planner import plan_scan, row_filter
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.timeline import WRITE_ACTIONS
 
@@ -45,8 +46,6 @@ class TableScan:
     def _row_filter(self, schema: pa.Schema) -> pc.Expression | None:
         if self.filters is None:
             return None
-        from hudi_md.planning.planner import row_filter
-
         return row_filter(self.filters, schema)
 
     def _is_valid_instant(self, as_of: str | None) -> Callable[[str | None], bool]:
@@ -66,9 +65,7 @@ class TableScan:
 
         return valid
 
-    def _read_slices(
-        self, slices: Sequence[FileSlice], schema: pa.Schema, as_of: str | None
-    ) -> pa.Table:
+    def _read_slices(self, slices: Sequence[FileSlice], schema: pa.Schema, as_of: str | None) -> pa.Table:
         from hudi_md.read.slice_reader import MergeSpec, read_file_slice
 
         merge = MergeSpec.from_config(self.table.config)
@@ -88,7 +85,9 @@ class TableScan:
         ]
         self.stats["file_slices_read"] = len(slices)
         if not tables:
-            out_schema = schema if self.columns is None else pa.schema([schema.field(c) for c in self.columns])
+            out_schema = (
+                schema if self.columns is None else pa.schema([schema.field(c) for c in self.columns])
+            )
             return out_schema.empty_table()
         return pa.concat_tables(tables, promote_options="default")
 
@@ -101,9 +100,9 @@ class TableScan:
         self._check_columns(schema)
         if self.filters is not None:
             self._row_filter(schema)  # validate filters before any data is read
-        slices = self.table._slices(self.filters, as_of, read_optimized=read_optimized)
-        slices = self._prune_by_stats(slices)
-        return self._read_slices(slices, schema, as_of)
+        plan = plan_scan(self.table, self.filters, as_of=as_of, read_optimized=read_optimized)
+        self.stats.update(plan.counters)
+        return self._read_slices(plan.slices, schema, as_of)
 
     def incremental(self, start: str | None, end: str | None) -> pa.Table:
         """Rows whose ``_hoodie_commit_time`` lies in ``(start, end]`` as of ``end``."""
@@ -130,11 +129,9 @@ class TableScan:
                     if stat.get("fileId"):
                         touched.add((partition or "", stat["fileId"]))
         times = [i.requested_time for i in in_range]
-        slices = [
-            s
-            for s in self.table._slices(self.filters, end)
-            if (s.partition_path, s.file_id) in touched
-        ]
+        # Indexes describe the latest state, not `end`: plan this range without them.
+        plan = plan_scan(self.table, self.filters, as_of=end, use_indexes=False)
+        slices = [s for s in plan.slices if (s.partition_path, s.file_id) in touched]
         saved = self.columns
         if saved is not None and COMMIT_TIME_COLUMN not in saved:
             self.columns = [*saved, COMMIT_TIME_COLUMN]
@@ -147,17 +144,6 @@ class TableScan:
         return self._project(rows)
 
     # --- small pieces ------------------------------------------------------------------------------
-
-    def _prune_by_stats(self, slices: list[FileSlice]) -> list[FileSlice]:
-        if self.filters is None or self.table.metadata_table is None:
-            self.stats["files_after_stats_pruning"] = len(slices)
-            return slices
-        from hudi_md.planning.planner import prune_by_column_stats
-
-        kept = prune_by_column_stats(self.table, slices, self.filters)
-        self.stats["files_before_stats_pruning"] = len(slices)
-        self.stats["files_after_stats_pruning"] = len(kept)
-        return kept
 
     def _project(self, rows: pa.Table) -> pa.Table:
         if self.columns is None:

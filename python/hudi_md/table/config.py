@@ -186,7 +186,9 @@ class TableConfig:
                 continue
             return config
         if all(p.endswith(": missing") for p in problems):
-            raise TableNotFoundError(f"no Hudi table at {storage.uri()}: {storage.uri(PROPERTIES_FILE)} not found")
+            raise TableNotFoundError(
+                f"no Hudi table at {storage.uri()}: {storage.uri(PROPERTIES_FILE)} not found"
+            )
         raise TableConfigError(storage.uri(PROPERTIES_FILE), "; ".join(problems))
 
     @classmethod

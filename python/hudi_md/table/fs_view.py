@@ -9,7 +9,6 @@ never visible.
 from __future__ import annotations
 
 import posixpath
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -116,8 +115,12 @@ class FileSystemView:
         } | {
             i.requested_time
             for i in timeline
-            if i.is_completed and i.action == "commit" and as_of is not None and i.requested_time <= as_of
-            and i.completion_time is not None and i.completion_time > as_of
+            if i.is_completed
+            and i.action == "commit"
+            and as_of is not None
+            and i.requested_time <= as_of
+            and i.completion_time is not None
+            and i.completion_time > as_of
         }
         self._groups: dict[str, list[FileGroup]] = {}
 
@@ -188,9 +191,7 @@ class FileSystemView:
                 if not self._is_committed(lf.instant):
                     continue
                 completed_at = self._completion_time(lf.instant)
-                candidates = [
-                    t for t in [*g.slices, *self._pending_compactions] if t <= completed_at
-                ]
+                candidates = [t for t in [*g.slices, *self._pending_compactions] if t <= completed_at]
                 slice_instant = max(candidates) if candidates else lf.instant
             g.slices.setdefault(slice_instant, _SliceBuilder()).log_files.append(lf)
         out = []
@@ -207,7 +208,7 @@ class FileSystemView:
         """The latest merged slice of every file group (a slice under pending compaction is
         merged with the one before it, as Hudi's snapshot reads do)."""
         out: list[FileSlice] = []
-        for p, groups in self.file_groups(partitions).items():
+        for groups in self.file_groups(partitions).values():
             for g in groups:
                 s = self._latest_merged(g)
                 if s is not None:

@@ -1,0 +1,448 @@
+"""HFile v3 structures as Hudi (HBase 2.4 up to 1.0.x, its own writer since 1.1) lays them out.
+
+Pure functions from bytes to values; no I/O. See the format reference, section 3, for the byte facts.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from hudi_md.formats.hfile._wire import (
+    CODEC_NAMES,
+    SUPPORTED_CODECS,
+    Corrupt,
+    crc32c,
+    decompress,
+    iter_protobuf,
+    read_hadoop_vint,
+    read_protobuf_varint,
+)
+
+TRAILER_SIZE = 4096
+HEADER_SIZE = 33
+
+MAGIC_DATA = b"DATABLK*"
+MAGIC_ENCODED_DATA = b"DATABLKE"
+MAGIC_LEAF_INDEX = b"IDXLEAF2"
+MAGIC_INTERMEDIATE_INDEX = b"IDXINTE2"
+MAGIC_ROOT_INDEX = b"IDXROOT2"
+MAGIC_META = b"METABLKc"
+MAGIC_FILE_INFO = b"FILEINF2"
+MAGIC_TRAILER = b'TRABLK"$'
+MAGIC_BLOOM_CHUNK = b"BLMFBLK2"
+MAGIC_BLOOM_META = b"BLMFMET2"
+MAGIC_DELETE_BLOOM_META = b"DFBLMET2"
+MAGIC_V1_INDEX = b"IDXBLK)+"
+
+BLOCK_MAGICS = frozenset(
+    {
+        MAGIC_DATA,
+        MAGIC_ENCODED_DATA,
+        MAGIC_LEAF_INDEX,
+        MAGIC_INTERMEDIATE_INDEX,
+        MAGIC_ROOT_INDEX,
+        MAGIC_META,
+        MAGIC_FILE_INFO,
+        MAGIC_BLOOM_CHUNK,
+        MAGIC_BLOOM_META,
+        MAGIC_DELETE_BLOOM_META,
+        MAGIC_V1_INDEX,
+    }
+)
+# Blocks HBase writes inline among data blocks; a sequential walk steps over them.
+INLINE_MAGICS = frozenset({MAGIC_LEAF_INDEX, MAGIC_INTERMEDIATE_INDEX, MAGIC_BLOOM_CHUNK})
+
+CHECKSUM_NULL = 0
+CHECKSUM_CRC32 = 1
+CHECKSUM_CRC32C = 2
+
+_HEADER = struct.Struct(">8siiqBii")
+_I32 = struct.Struct(">i")
+_CELL_HEAD = struct.Struct(">iiH")
+_U16 = struct.Struct(">H")
+
+MAX_INDEX_LEVELS = 16  # HBase never needs more than a handful; anything larger is corruption
+
+
+# --- trailer -----------------------------------------------------------------------------------
+
+
+def _signed64(v: int) -> int:
+    """Protobuf uint64 fields hold Java longs; -1 ("no block") arrives as 2**64 - 1."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+@dataclass(frozen=True)
+class HFileTrailer:
+    """The fixed 4096-byte trailer: ``TrailerProto`` fields plus the version word.
+
+    Offsets are Java longs (``-1`` when the writer had no such block, e.g. an empty file); absent
+    optional fields read as 0 / ``""`` / ``None`` except ``num_data_index_levels``, which defaults to 1.
+    """
+
+    file_info_offset: int
+    load_on_open_data_offset: int
+    uncompressed_data_index_size: int
+    total_uncompressed_bytes: int
+    data_index_count: int
+    meta_index_count: int
+    entry_count: int
+    num_data_index_levels: int
+    first_data_block_offset: int
+    last_data_block_offset: int
+    comparator_class_name: str
+    compression_codec: int
+    encryption_key: bytes | None
+    major_version: int
+    minor_version: int
+
+    @property
+    def codec_name(self) -> str:
+        return CODEC_NAMES.get(self.compression_codec, f"unknown({self.compression_codec})")
+
+
+_TRAILER_INT_FIELDS = {
+    1: "file_info_offset",
+    2: "load_on_open_data_offset",
+    3: "uncompressed_data_index_size",
+    4: "total_uncompressed_bytes",
+    5: "data_index_count",
+    6: "meta_index_count",
+    7: "entry_count",
+    8: "num_data_index_levels",
+    9: "first_data_block_offset",
+    10: "last_data_block_offset",
+    12: "compression_codec",
+}
+_TRAILER_SIGNED = {
+    "file_info_offset",
+    "load_on_open_data_offset",
+    "first_data_block_offset",
+    "last_data_block_offset",
+}
+
+
+def parse_trailer(tail: bytes, file_size: int) -> HFileTrailer:
+    """Decode and sanity-check the trailer (``tail`` = the file's last 4096 bytes)."""
+    if len(tail) != TRAILER_SIZE:
+        raise Corrupt(f"file of {file_size} bytes is shorter than the {TRAILER_SIZE}-byte HFile trailer")
+    if tail[:8] != MAGIC_TRAILER:
+        raise Corrupt(f"bad trailer magic {tail[:8]!r} (not an HFile, or truncated)")
+    version = int.from_bytes(tail[-4:], "big")
+    major, minor = version & 0x00FFFFFF, version >> 24
+    if major != 3:
+        raise Corrupt(f"HFile major version {major} (minor {minor}) is not supported; only v3 is")
+    length, pos = read_protobuf_varint(tail, 8, TRAILER_SIZE - 4)
+    if pos + length > TRAILER_SIZE - 4:
+        raise Corrupt(f"trailer message length {length} runs past the trailer")
+    values: dict[str, object] = dict.fromkeys(_TRAILER_INT_FIELDS.values(), 0)
+    values.update(first_data_block_offset=-1, last_data_block_offset=-1, num_data_index_levels=1)
+    values.update(comparator_class_name="", encryption_key=None)
+    seen: set[str] = set()
+    for field, value in iter_protobuf(tail[pos : pos + length]):
+        name = _TRAILER_INT_FIELDS.get(field)
+        if name is not None:
+            if not isinstance(value, int):
+                raise Corrupt(f"trailer field {name} has the wrong wire type")
+            values[name] = _signed64(value) if name in _TRAILER_SIGNED else value
+            seen.add(name)
+        elif field == 11:
+            if not isinstance(value, bytes):
+                raise Corrupt("trailer comparator_class_name has the wrong wire type")
+            values["comparator_class_name"] = value.decode("utf-8", "replace")
+        elif field == 13:
+            if not isinstance(value, bytes):
+                raise Corrupt("trailer encryption_key has the wrong wire type")
+            values["encryption_key"] = value
+    trailer = HFileTrailer(major_version=major, minor_version=minor, **values)  # type: ignore[arg-type]
+    for required in ("load_on_open_data_offset", "file_info_offset"):
+        if required not in seen:
+            raise Corrupt(f"trailer lacks {required}")
+    _check_trailer(trailer, file_size)
+    return trailer
+
+
+def _check_trailer(t: HFileTrailer, file_size: int) -> None:
+    body_end = file_size - TRAILER_SIZE
+    if not 0 <= t.load_on_open_data_offset < body_end:
+        raise Corrupt(f"load-on-open offset {t.load_on_open_data_offset} outside the body [0, {body_end})")
+    if not t.load_on_open_data_offset <= t.file_info_offset < body_end:
+        raise Corrupt(f"file-info offset {t.file_info_offset} outside the load-on-open section")
+    if t.compression_codec not in SUPPORTED_CODECS:
+        raise Corrupt(f"compression codec {t.codec_name} is not supported (only GZ and NONE)")
+    if t.encryption_key:
+        raise Corrupt("encrypted HFiles are not supported")
+    if not 1 <= t.num_data_index_levels <= MAX_INDEX_LEVELS:
+        raise Corrupt(f"implausible number of data index levels {t.num_data_index_levels}")
+    # Each index entry and each cell takes at least a dozen bytes on disk (before compression).
+    if t.data_index_count > body_end or t.meta_index_count > body_end:
+        raise Corrupt("index entry counts exceed what the file could hold")
+    if t.entry_count and t.data_index_count == 0:
+        raise Corrupt(f"trailer says {t.entry_count} entries but the data index is empty")
+    if t.data_index_count and t.entry_count == 0:
+        raise Corrupt("trailer says 0 entries but the data index is not empty")
+
+
+# --- blocks ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlockHeader:
+    """The 33-byte block header; ``total_size`` is what the block occupies on disk."""
+
+    magic: bytes
+    on_disk_size: int  # compressed payload + checksums, header excluded
+    uncompressed_size: int
+    checksum_type: int
+    bytes_per_checksum: int
+    on_disk_data_size: int  # header + compressed payload, checksums excluded
+
+    @property
+    def total_size(self) -> int:
+        return HEADER_SIZE + self.on_disk_size
+
+
+def parse_header(buf: bytes, pos: int = 0) -> BlockHeader:
+    """Decode one block header and check that its size fields agree with each other."""
+    if pos + HEADER_SIZE > len(buf):
+        raise Corrupt(f"block header at {pos} is truncated")
+    magic, on_disk, uncompressed, _prev, ck_type, bpc, data_size = _HEADER.unpack_from(buf, pos)
+    if magic not in BLOCK_MAGICS:
+        raise Corrupt(f"unknown block magic {magic!r}")
+    if on_disk < 0 or uncompressed < 0:
+        raise Corrupt(f"{magic.decode()} block has negative sizes")
+    if not HEADER_SIZE <= data_size <= HEADER_SIZE + on_disk:
+        raise Corrupt(f"{magic.decode()} block data size {data_size} disagrees with on-disk size {on_disk}")
+    if ck_type not in (CHECKSUM_NULL, CHECKSUM_CRC32, CHECKSUM_CRC32C):
+        raise Corrupt(f"unknown checksum type {ck_type}")
+    checksum_bytes = HEADER_SIZE + on_disk - data_size
+    if bpc > 0:
+        chunks = -(-data_size // bpc)
+        if checksum_bytes != 4 * chunks:
+            raise Corrupt(
+                f"{magic.decode()} block has {checksum_bytes} checksum bytes, expected {4 * chunks}"
+            )
+    elif ck_type != CHECKSUM_NULL or bpc < 0:
+        raise Corrupt(f"invalid bytes-per-checksum {bpc}")
+    return BlockHeader(magic, on_disk, uncompressed, ck_type, bpc, data_size)
+
+
+def verify_checksums(buf: bytes | memoryview, pos: int, h: BlockHeader) -> None:
+    """Check the per-chunk checksums over header + compressed payload (types 1 and 2 only)."""
+    if h.checksum_type == CHECKSUM_NULL:
+        return  # Hudi's native writer writes zero-filled placeholders
+    fn = zlib.crc32 if h.checksum_type == CHECKSUM_CRC32 else crc32c
+    view = memoryview(buf)
+    data_end = pos + h.on_disk_data_size
+    ck = data_end
+    bpc = h.bytes_per_checksum
+    for start in range(pos, data_end, bpc):
+        expected = int.from_bytes(view[ck : ck + 4], "big")
+        actual = fn(view[start : min(start + bpc, data_end)])
+        if actual != expected:
+            raise Corrupt(
+                f"checksum mismatch in {h.magic.decode()} block at {pos} "
+                f"(chunk at +{start - pos}: stored {expected:08x}, computed {actual:08x})"
+            )
+        ck += 4
+
+
+def block_payload(buf: bytes, pos: int, h: BlockHeader, codec: int, verify: bool) -> bytes:
+    """Verify (if asked) and decompress the payload of the block at ``buf[pos:]``."""
+    if pos + h.total_size > len(buf):
+        raise Corrupt(f"{h.magic.decode()} block is truncated")
+    if verify:
+        verify_checksums(buf, pos, h)
+    compressed = memoryview(buf)[pos + HEADER_SIZE : pos + h.on_disk_data_size]
+    return decompress(codec, compressed, h.uncompressed_size)
+
+
+# --- index blocks ------------------------------------------------------------------------------
+
+
+def index_key_row(key: bytes) -> bytes:
+    """The row of a data-index key: ``int16 rowLen | row`` followed (HBase only) by the key tail."""
+    if len(key) < 2:
+        raise Corrupt(f"data index key of {len(key)} bytes has no row length")
+    (row_len,) = _U16.unpack_from(key, 0)
+    if 2 + row_len > len(key):
+        raise Corrupt(f"data index key row length {row_len} exceeds the key ({len(key)} bytes)")
+    return key[2 : 2 + row_len]
+
+
+def _plausible_data_key(payload: bytes, start: int, length: int, end: int) -> bool:
+    """Whether ``length`` bytes at ``start`` can be a data-index key (native row-only or HBase full)."""
+    if length < 2 or start + length > end:
+        return False
+    (row_len,) = _U16.unpack_from(payload, start)
+    return length == row_len + 2 or length >= row_len + 12
+
+
+def parse_root_index(
+    payload: bytes, count: int, *, data_index: bool, allow_trailing: tuple[int, ...] = (0,)
+) -> tuple[list[bytes], list[int], list[int]]:
+    """Decode ``count`` root-index entries: ``int64 offset | int32 onDiskSize | VInt keyLen | key``.
+
+    For the data index the key's row is returned. Hudi 1.1.x wrote the key length as a protobuf
+    varint; the two encodings agree below 128, and above it the VInt reading is implausible (negative
+    or inconsistent with the key's own row length), so we retry as protobuf only then.
+    """
+    keys: list[bytes] = []
+    offsets: list[int] = []
+    sizes: list[int] = []
+    pos = 0
+    end = len(payload)
+    for i in range(count):
+        if pos + 12 > end:
+            raise Corrupt(f"root index entry {i} of {count} is truncated")
+        offset, size = struct.unpack_from(">qi", payload, pos)
+        pos += 12
+        key_len, key_pos = read_hadoop_vint(payload, pos, end)
+        if data_index and not _plausible_data_key(payload, key_pos, key_len, end):
+            try:
+                alt_len, alt_pos = read_protobuf_varint(payload, pos, end)
+            except Corrupt:
+                alt_len, alt_pos = -1, pos
+            if _plausible_data_key(payload, alt_pos, alt_len, end):
+                key_len, key_pos = alt_len, alt_pos
+        if key_len < 0 or key_pos + key_len > end:
+            raise Corrupt(f"root index entry {i} key length {key_len} runs past the block")
+        key = payload[key_pos : key_pos + key_len]
+        pos = key_pos + key_len
+        if offset < 0 or size < HEADER_SIZE:
+            raise Corrupt(f"root index entry {i} points at offset {offset} with size {size}")
+        keys.append(index_key_row(key) if data_index else key)
+        offsets.append(offset)
+        sizes.append(size)
+    if end - pos not in allow_trailing:
+        raise Corrupt(f"root index block has {end - pos} unexpected trailing bytes")
+    return keys, offsets, sizes
+
+
+def parse_nonroot_index(payload: bytes) -> tuple[list[bytes], list[int], list[int]]:
+    """Decode an intermediate/leaf index block (secondary index of entry offsets, then entries)."""
+    end = len(payload)
+    if end < 4:
+        raise Corrupt("non-root index block is truncated")
+    (n,) = _I32.unpack_from(payload, 0)
+    base = 4 + 4 * (n + 1)
+    if n <= 0 or base > end:
+        raise Corrupt(f"non-root index block claims {n} entries")
+    secondary = struct.unpack_from(f">{n + 1}i", payload, 4)
+    rows: list[bytes] = []
+    offsets: list[int] = []
+    sizes: list[int] = []
+    for i in range(n):
+        start, stop = base + secondary[i], base + secondary[i + 1]
+        if not base <= start <= stop - 12 or stop > end:
+            raise Corrupt(f"non-root index entry {i} spans [{start}, {stop}) outside its block")
+        offset, size = struct.unpack_from(">qi", payload, start)
+        if offset < 0 or size < HEADER_SIZE:
+            raise Corrupt(f"non-root index entry {i} points at offset {offset} with size {size}")
+        rows.append(index_key_row(payload[start + 12 : stop]))
+        offsets.append(offset)
+        sizes.append(size)
+    return rows, offsets, sizes
+
+
+def check_index_order(rows: list[bytes], offsets: list[int], what: str) -> None:
+    """Index rows must not decrease and block offsets must increase; binary search relies on it."""
+    for i in range(1, len(rows)):
+        if rows[i] < rows[i - 1] or offsets[i] <= offsets[i - 1]:
+            raise Corrupt(f"{what} entries {i - 1} and {i} are out of order")
+
+
+# --- file info ---------------------------------------------------------------------------------
+
+
+def parse_file_info(payload: bytes) -> dict[str, bytes]:
+    """Decode ``"PBUF" + varint length + InfoProto`` into a ``{key: value}`` map."""
+    if payload[:4] != b"PBUF":
+        raise Corrupt("file info block lacks its PBUF prefix")
+    length, pos = read_protobuf_varint(payload, 4)
+    if pos + length > len(payload):
+        raise Corrupt(f"file info message length {length} runs past its block")
+    info: dict[str, bytes] = {}
+    for field, entry in iter_protobuf(payload[pos : pos + length]):
+        if field != 1:
+            continue
+        if not isinstance(entry, bytes):
+            raise Corrupt("file info entry has the wrong wire type")
+        key = value = None
+        for sub, v in iter_protobuf(entry):
+            if not isinstance(v, bytes):
+                if sub in (1, 2):
+                    raise Corrupt("file info pair has the wrong wire type")
+                continue
+            if sub == 1:
+                key = v
+            elif sub == 2:
+                value = v
+        if key is None:
+            raise Corrupt("file info entry without a key")
+        try:
+            info[key.decode("utf-8")] = value if value is not None else b""
+        except UnicodeDecodeError:
+            raise Corrupt(f"file info key {key!r} is not UTF-8") from None
+    return info
+
+
+# --- data blocks -------------------------------------------------------------------------------
+
+
+def decode_cells(payload: bytes, *, has_mvcc: bool, has_tags: bool) -> tuple[list[bytes], list[bytes]]:
+    """Split a data block into parallel ``rows`` and ``values`` lists (rows ascending).
+
+    Parallel lists let lookups use :func:`bisect` on the rows directly. Only Put cells are accepted:
+    Hudi never writes anything else, and silently returning a delete marker's value would be wrong.
+    """
+    rows: list[bytes] = []
+    values: list[bytes] = []
+    pos = 0
+    end = len(payload)
+    unpack = _CELL_HEAD.unpack_from
+    while pos < end:
+        if pos + 10 > end:
+            raise Corrupt(f"cell at {pos} is truncated")
+        klen, vlen, rlen = unpack(payload, pos)
+        k = pos + 8
+        v = k + klen
+        nxt = v + vlen
+        if vlen < 0 or klen < rlen + 12 or nxt > end:
+            raise Corrupt(f"cell at {pos} has inconsistent lengths (key {klen}, value {vlen}, row {rlen})")
+        if payload[v - 1] != 4 or klen < rlen + 12 + payload[k + 2 + rlen]:
+            raise Corrupt(f"cell at {pos} is not a plain Put cell")
+        rows.append(payload[k + 2 : k + 2 + rlen])
+        values.append(payload[v:nxt])
+        pos = nxt
+        if has_tags:
+            if pos + 2 > end:
+                raise Corrupt(f"cell tags at {pos} are truncated")
+            pos += 2 + _U16.unpack_from(payload, pos)[0]
+        if has_mvcc:
+            if pos >= end:
+                raise Corrupt(f"cell MVCC at {pos} is truncated")
+            b = payload[pos]
+            if b < 0x80 or b >= 0x90:  # one-byte VLong (-112..127), the only form Hudi writes
+                pos += 1
+            else:
+                _, pos = read_hadoop_vint(payload, pos, end)
+    if pos != end:
+        raise Corrupt("the last cell overruns its data block")
+    for i in range(1, len(rows)):
+        if rows[i] < rows[i - 1]:
+            raise Corrupt("data block cells are not sorted by row")
+    return rows, values
+
+
+def floor_entry(rows: list[bytes], key: bytes) -> int:
+    """Index of the last entry whose row is strictly below ``key`` (0 if none).
+
+    Strictly below, not at-or-below: a run of equal rows may straddle a block boundary (HBase does
+    not avoid it), so the first cell of ``key`` can sit in the block before one whose index row
+    equals ``key``. Index rows may be shortened separators, which never breaks this rule.
+    """
+    return max(bisect_left(rows, key) - 1, 0)

@@ -1,0 +1,197 @@
+"""Scan planning as a pipeline: partitions → partition pruning (paths, then ``partition_stats``)
+→ latest file slices → record-index pruning → ``column_stats`` data skipping → a :class:`ScanPlan`.
+
+Every pruning step is inclusive: when unsure (no stats, a column not indexed, a partition path
+that does not carry the column value), the partition or slice is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_md.planning.binding import bind
+from hudi_md.planning.evaluators import (
+    ColumnStats,
+    partition_evaluator,
+    stats_evaluator,
+    to_arrow_expression,
+)
+from hudi_md.planning.expressions import Expression
+from hudi_md.planning.visitors import referenced_columns
+from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.partitions import PartitionScheme
+
+if TYPE_CHECKING:
+    from hudi_md.api import Table
+
+log = logging.getLogger(__name__)
+
+RECORD_KEY_COLUMN = "_hoodie_record_key"
+RECORD_INDEX_MAX_KEYS = 10_000
+
+
+@dataclass
+class ScanPlan:
+    """The slices a query must read, and what each pruning step did."""
+
+    slices: list[FileSlice]
+    counters: dict[str, int] = field(default_factory=dict)
+
+
+def row_filter(expr: Expression, schema: pa.Schema) -> pc.Expression:
+    """The filter as a pyarrow compute expression over the table's rows (SQL null semantics)."""
+    return to_arrow_expression(bind(expr, schema))
+
+
+def _partition_schema(scheme: PartitionScheme, schema: pa.Schema) -> pa.Schema:
+    fields = []
+    for name in scheme.fields:
+        idx = schema.get_field_index(name)
+        fields.append(schema.field(idx) if idx >= 0 else pa.field(name, pa.string()))
+    return pa.schema(fields)
+
+
+def prune_partitions(
+    partitions: Sequence[str], expr: Expression | None, scheme: PartitionScheme, schema: pa.Schema
+) -> list[str]:
+    """Partitions whose path values may satisfy ``expr`` (exact for identity partitioning)."""
+    if expr is None or not scheme.fields or not scheme.is_identity:
+        return list(partitions)
+    pschema = _partition_schema(scheme, schema)
+    if not set(referenced_columns(expr)) & set(pschema.names):
+        return list(partitions)
+    keep = partition_evaluator(expr, pschema)
+    out = []
+    for p in partitions:
+        values = scheme.typed_values(p, pschema)
+        if values is None or keep(values):
+            out.append(p)
+    return out
+
+
+def _stats_map(stats: Sequence[Any], key_of: Any) -> dict[Any, dict[str, ColumnStats]]:
+    out: dict[Any, dict[str, ColumnStats]] = defaultdict(dict)
+    for s in stats:
+        out[key_of(s)][s.column_name] = ColumnStats(s.min_value, s.max_value, s.null_count, s.value_count)
+    return out
+
+
+def prune_by_partition_stats(
+    table: Table, partitions: list[str], expr: Expression, schema: pa.Schema
+) -> list[str]:
+    mdt = table.metadata_table
+    if mdt is None or "partition_stats" not in mdt.available_partitions or not partitions:
+        return partitions
+    columns = [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0]
+    if not columns:
+        return partitions
+    stats = _stats_map(mdt.partition_stats(columns, partitions), lambda s: s.partition_path)
+    might_match = stats_evaluator(expr, schema)
+    return [p for p in partitions if p not in stats or might_match(stats[p])]
+
+
+def prune_by_column_stats(
+    table: Table, slices: list[FileSlice], expr: Expression, schema: pa.Schema | None = None
+) -> list[FileSlice]:
+    """Drop slices none of whose files can hold a matching row, per MDT ``column_stats``."""
+    mdt = table.metadata_table
+    if mdt is None or "column_stats" not in mdt.available_partitions or not slices:
+        return slices
+    schema = schema if schema is not None else table.schema
+    columns = [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0]
+    if not columns:
+        return slices
+    partitions = sorted({s.partition_path for s in slices})
+    stats = _stats_map(mdt.column_stats(columns, partitions), lambda s: (s.partition_path, s.file_name))
+    might_match = stats_evaluator(expr, schema)
+    kept = []
+    for s in slices:
+        names = ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
+        # A file without any stats record is unknown: keep the slice.
+        if any(
+            (s.partition_path, n) not in stats or might_match(stats[(s.partition_path, n)]) for n in names
+        ):
+            kept.append(s)
+    return kept
+
+
+def _record_key_values(expr: Expression, table: Table) -> set[str] | None:
+    """Record keys an AND-conjunct pins (``key = x`` / ``key IN (...)``), or None."""
+    from hudi_md.planning.expressions import And, LiteralPredicate, Op, SetPredicate
+
+    key_fields = table.config.record_key_fields
+    names = {RECORD_KEY_COLUMN}
+    if len(key_fields) == 1 and table.config.keygen not in ("COMPLEX",):
+        names.add(key_fields[0])
+    found: set[str] | None = None
+
+    def walk(e: Expression) -> None:
+        nonlocal found
+        if isinstance(e, And):
+            walk(e.left)
+            walk(e.right)
+            return
+        values: set[str] | None = None
+        if isinstance(e, LiteralPredicate) and e.op == Op.EQ and e.term.name in names:
+            values = {str(e.value)}
+        elif isinstance(e, SetPredicate) and e.op == Op.IN and e.term.name in names:
+            values = {str(v) for v in e.values}
+        if values is not None:
+            found = values if found is None else found & values
+
+    walk(expr)
+    return found
+
+
+def prune_by_record_index(table: Table, slices: list[FileSlice], expr: Expression) -> list[FileSlice] | None:
+    mdt = table.metadata_table
+    if mdt is None or "record_index" not in mdt.available_partitions:
+        return None
+    keys = _record_key_values(expr, table)
+    if keys is None or len(keys) > RECORD_INDEX_MAX_KEYS:
+        return None
+    locations = mdt.record_index(sorted(keys))
+    wanted = {(loc.partition_path, loc.file_id) for loc in locations.values()}
+    return [s for s in slices if (s.partition_path, s.file_id) in wanted]
+
+
+def plan_scan(
+    table: Table,
+    expr: Expression | None,
+    *,
+    as_of: str | None = None,
+    read_optimized: bool = False,
+    use_indexes: bool = True,
+) -> ScanPlan:
+    counters: dict[str, int] = {}
+    all_partitions = table.partitions()
+    counters["partitions"] = len(all_partitions)
+    schema = table.schema if expr is not None else None
+    partitions = all_partitions
+    if expr is not None and schema is not None:
+        partitions = prune_partitions(partitions, expr, table.partition_scheme, schema)
+        counters["partitions_after_partition_pruning"] = len(partitions)
+        if use_indexes and as_of is None:
+            # partition_stats may be recomputed from the latest slices: not valid for time travel.
+            partitions = prune_by_partition_stats(table, partitions, expr, schema)
+            counters["partitions_after_partition_stats"] = len(partitions)
+    view = table.file_system_view(as_of)
+    slices = view.latest_base_files(partitions) if read_optimized else view.latest_file_slices(partitions)
+    counters["file_slices"] = len(slices)
+    if expr is not None and schema is not None and use_indexes:
+        # Indexes describe the latest table state; time travel plans without them.
+        if as_of is None:
+            by_key = prune_by_record_index(table, slices, expr)
+            if by_key is not None:
+                slices = by_key
+                counters["file_slices_after_record_index"] = len(slices)
+        slices = prune_by_column_stats(table, slices, expr, schema)
+        counters["file_slices_after_column_stats"] = len(slices)
+    return ScanPlan(slices=slices, counters=counters)
