@@ -118,7 +118,9 @@ def table_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json:
 @click.option("--metadata", "of_metadata", is_flag=True, help="the MDT's timeline instead")
 @click.pass_context
 @_errors
-def timeline_cmd(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, of_metadata: bool) -> None:
+def timeline_cmd(
+    ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, of_metadata: bool
+) -> None:
     """Instants of the active timeline: requested time, action, state, completion time."""
     _set_json(ctx, as_json)
     t = _open(path, options)
@@ -141,7 +143,8 @@ def timeline_cmd(ctx: click.Context, path: str, options: tuple[str, ...], as_jso
         ctx,
         rows,
         lambda rs: "\n".join(
-            f"{r['requested_time']}  {r['action']:<14} {r['state']:<10} {r['completion_time'] or ''}" for r in rs
+            f"{r['requested_time']}  {r['action']:<14} {r['state']:<10} {r['completion_time'] or ''}"
+            for r in rs
         ),
     )
 
@@ -161,7 +164,7 @@ def timeline_cmd(ctx: click.Context, path: str, options: tuple[str, ...], as_jso
 )
 @click.option("--start", help="incremental start (exclusive)")
 @click.option("--end", help="incremental end (inclusive)")
-@click.option("--filter", "filters", multiple=True, help="COLUMN OP VALUE, e.g. \"city = sf\"")
+@click.option("--filter", "filters", multiple=True, help='COLUMN OP VALUE, e.g. "city = sf"')
 @click.pass_context
 @_errors
 def read_cmd(
@@ -249,7 +252,9 @@ def list_partitions(ctx: click.Context, path: str, options: tuple[str, ...], as_
 @click.option("--partition", default=None, help="partition path (default: every partition)")
 @click.pass_context
 @_errors
-def list_files(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, partition: str | None) -> None:
+def list_files(
+    ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, partition: str | None
+) -> None:
     """Files the MDT lists, per partition (as recorded: including not-yet-cleaned files)."""
     _set_json(ctx, as_json)
     mdt = _mdt(_open(path, options))
@@ -258,7 +263,9 @@ def list_files(ctx: click.Context, path: str, options: tuple[str, ...], as_json:
     rows = [
         {"partition_path": p, "file_name": e.name, "size": e.size} for p in parts for e in listing.get(p, [])
     ]
-    _emit(ctx, rows, lambda rs: "\n".join(f"{r['partition_path']}\t{r['file_name']}\t{r['size']}" for r in rs))
+    _emit(
+        ctx, rows, lambda rs: "\n".join(f"{r['partition_path']}\t{r['file_name']}\t{r['size']}" for r in rs)
+    )
 
 
 @metadata.command("stats")
@@ -308,7 +315,9 @@ def validate(ctx: click.Context, path: str, options: tuple[str, ...], as_json: b
         for d in diffs:
             click.echo(d.describe())
         kinds = Counter(d.kind for d in diffs)
-        click.echo("OK: MDT matches storage" if not diffs else f"FAILED: {len(diffs)} differences {dict(kinds)}")
+        click.echo(
+            "OK: MDT matches storage" if not diffs else f"FAILED: {len(diffs)} differences {dict(kinds)}"
+        )
     if diffs:
         sys.exit(1)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import fsspec
