@@ -59,6 +59,7 @@ class Table:
         )
         self.partition_scheme = PartitionScheme(self.config)
         self._metadata_error: Exception | None = None
+        self._archived: bool | None = None
 
     # --- properties --------------------------------------------------------------------------------
 
@@ -81,6 +82,20 @@ class Table:
     @property
     def partition_fields(self) -> list[str]:
         return self.config.partition_fields
+
+    def has_archived_instants(self) -> bool:
+        """Whether older instants were archived (their metadata is not on the active timeline)."""
+        if self._archived is None:
+            if self.config.timeline_layout_version >= 2 and self.table_version >= 8:
+                history = self.config.get("hoodie.timeline.history.path") or "history"
+                folder = f"{self.config.timeline_path}/{history}"
+                self._archived = any(s.name.endswith(".parquet") for s in self.storage.list(folder))
+            else:
+                folder = f".hoodie/{self.config.get('hoodie.archivelog.folder') or 'archived'}"
+                self._archived = any(
+                    s.name.startswith(".commits_.archive") for s in self.storage.list(folder)
+                )
+        return self._archived
 
     def storage_stats(self) -> dict[str, int]:
         """Requests and bytes this table's storage has served so far."""

@@ -150,9 +150,50 @@ def _record_key_values(expr: Expression, table: Table) -> set[str] | None:
     return found
 
 
+RECORD_INDEX_ENABLE = "hoodie.metadata.record.index.enable"
+# Operations that tag incoming records with their current location, so a key never lands in two
+# file groups. INSERT / BULK_INSERT / INSERT_OVERWRITE do not look keys up and may write duplicates,
+# which a record index (one location per key) cannot describe.
+_KEY_UNIQUE_OPERATIONS = frozenset(
+    {
+        "UPSERT",
+        "UPSERT_PREPPED",
+        "DELETE",
+        "DELETE_PREPPED",
+        "DELETE_PARTITION",
+        "COMPACT",
+        "LOG_COMPACT",
+        "CLUSTER",
+        "INDEX",
+        "ALTER_SCHEMA",
+    }
+)
+
+
+def record_index_trusted(table: Table) -> bool:
+    """Whether the record index may prune: never guess when the table may hold duplicate keys.
+
+    ``hoodie.metadata.record.index.enable`` = ``true`` trusts it, ``false`` never uses it; unset,
+    it is trusted when every write on the active timeline tagged keys (upserts, deletes, table
+    services) and nothing older was archived.
+    """
+    setting = table.options.get(RECORD_INDEX_ENABLE, "").lower()
+    if setting in ("true", "false"):
+        return setting == "true"
+    if table.has_archived_instants():
+        return False
+    for instant in table.timeline.write_timeline():
+        operation = (table.timeline.metadata(instant).get("operationType") or "").upper()
+        if operation not in _KEY_UNIQUE_OPERATIONS:
+            return False
+    return True
+
+
 def prune_by_record_index(table: Table, slices: list[FileSlice], expr: Expression) -> list[FileSlice] | None:
     mdt = table.metadata_table
     if mdt is None or "record_index" not in mdt.available_partitions:
+        return None
+    if _record_key_values(expr, table) is None or not record_index_trusted(table):
         return None
     keys = _record_key_values(expr, table)
     if keys is None or len(keys) > RECORD_INDEX_MAX_KEYS:
