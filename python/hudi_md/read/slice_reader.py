@@ -1,0 +1,273 @@
+"""Reading the rows of one file slice as Arrow: a base file alone (COW, read-optimized) or a base
+file merged with its log files (MOR snapshot).
+
+Log scanning follows Hudi 1.x (``BaseHoodieLogRecordReader``, hudi-format.md §4.5): log files in
+Hudi's log order, blocks in file order; a data or delete block is skipped unless its
+``INSTANT_TIME`` is valid for the read (completed, and at or before the query instant: the
+caller's ``is_valid_instant``); a ROLLBACK command block removes the already queued blocks of its
+``TARGET_INSTANT_TIME``. The surviving blocks are merged oldest to newest by
+:mod:`hudi_md.read.merge`.
+
+Partition columns of tables written with ``hoodie.datasource.write.drop.partition.columns`` are
+part of :func:`table_schema` but not of the files: they read as null here, and the caller fills
+them from the partition path.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
+from hudi_md.formats.logfile import HeaderKey, LogBlock, LogBlockType, read_log_file
+from hudi_md.read.merge import LogRecordBuffer, MergeSpec, merge_with_base
+from hudi_md.read.records import (
+    align_to_schema,
+    avro_records_to_arrow,
+    avro_schema_to_arrow,
+    with_meta_columns,
+)
+from hudi_md.storage import Storage
+from hudi_md.table.config import TableConfig
+from hudi_md.table.fs_view import BaseFile, FileSlice, FileSystemView, LogFile
+from hudi_md.table.listing import StorageListing
+from hudi_md.table.timeline import Timeline
+
+__all__ = [
+    "MergeSpec",
+    "apply_log_blocks",
+    "instant_validator",
+    "read_base_file",
+    "read_file_slice",
+    "scan_log_blocks",
+    "table_schema",
+]
+
+_DATA_BLOCKS = (
+    LogBlockType.AVRO_DATA,
+    LogBlockType.PARQUET_DATA,
+    LogBlockType.HFILE_DATA,
+    LogBlockType.DELETE,
+)
+
+
+# --- schema --------------------------------------------------------------------------------------
+
+
+def table_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> pa.Schema:
+    """The Arrow schema of the table's rows.
+
+    Taken, as Hudi's ``TableSchemaResolver`` does, from the writer schema of the latest completed
+    commit that recorded one (``extraMetadata["schema"]``), else ``hoodie.table.create.schema``,
+    else the Parquet schema of the latest base file. Hudi's five meta columns come first when the
+    table populates them; dropped partition columns are appended as strings. Every top-level
+    column is nullable (schema evolution can leave any of them null in older files). For a
+    time-travel read pass ``timeline.until(as_of)``.
+    """
+    schema: pa.Schema | None = None
+    for instant in reversed(timeline.write_timeline().instants):
+        extra = timeline.metadata(instant).get("extraMetadata") or {}
+        text = extra.get("schema")
+        if text:
+            schema = _schema_from_avro(text)
+            break
+    if schema is None and config.create_schema:
+        schema = _schema_from_avro(config.create_schema)
+    if schema is None:
+        schema = _latest_base_file_schema(storage, config, timeline)
+    if schema is None:
+        schema = pa.schema([])
+    if config.populate_meta_fields:
+        schema = with_meta_columns(schema)
+    if config.drop_partition_columns:
+        missing = [f for f in config.partition_fields if f not in schema.names]
+        schema = pa.schema([*schema, *(pa.field(f, pa.string()) for f in missing)])
+    return pa.schema([f.with_nullable(True) for f in schema])
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_from_avro(text: str) -> pa.Schema:
+    # Every block of every log file of a table repeats the same schema string.
+    return avro_schema_to_arrow(text)
+
+
+def _latest_base_file_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> pa.Schema | None:
+    view = FileSystemView(config, timeline, StorageListing(storage))
+    bases = [s.base_file for s in view.latest_base_files() if s.base_file is not None]
+    if not bases:
+        return None
+    latest = max(bases, key=lambda b: (b.instant, b.path))
+    return pq.read_schema(pa.BufferReader(storage.read_bytes(latest.path))).remove_metadata()
+
+
+# --- instants ------------------------------------------------------------------------------------
+
+
+def instant_validator(timeline: Timeline, as_of: str | None = None) -> Callable[[str], bool]:
+    """The ``is_valid_instant`` predicate Hudi's log scanner applies, for ``timeline`` read as of ``as_of``.
+
+    Valid: completed commits, deltacommits and replacecommits at or before ``as_of``, and
+    instants older than the first of them that are not pending (committed, then archived:
+    ``containsOrBeforeTimelineStarts``). Pending instants, failed writes and anything after
+    ``as_of`` are not.
+    """
+    writes = [i.requested_time for i in timeline.write_timeline()]
+    completed = {t for t in writes if as_of is None or t <= as_of}
+    pending = {i.requested_time for i in timeline.pending()}
+    first = min(writes, default=None)
+
+    def is_valid(instant: str) -> bool:
+        if as_of is not None and instant > as_of:
+            return False
+        if instant in completed:
+            return True
+        if instant in pending:
+            return False
+        return first is not None and instant < first
+
+    return is_valid
+
+
+# --- base files ----------------------------------------------------------------------------------
+
+
+def _project(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
+    if columns is None:
+        return schema
+    unknown = [c for c in columns if c not in schema.names]
+    if unknown:
+        raise InvalidOptionError(f"unknown column(s) {unknown}; the table has {schema.names}")
+    return pa.schema([schema.field(c) for c in dict.fromkeys(columns)])
+
+
+def read_base_file(
+    storage: Storage,
+    base_file: BaseFile,
+    *,
+    schema: pa.Schema,
+    columns: Sequence[str] | None = None,
+    filter: pc.Expression | None = None,
+) -> pa.Table:
+    """Rows of one Parquet base file, aligned to ``schema`` (by name; missing columns null).
+
+    ``columns`` projects (only those columns are decoded); ``filter`` is pushed into the Parquet
+    read when the file can evaluate it as it is, and otherwise applied after alignment.
+    """
+    if not base_file.name.endswith(".parquet"):
+        raise UnsupportedFeatureError(f"{storage.uri(base_file.path)}: only Parquet base files are supported")
+    target = _project(schema, columns)
+    data = pa.BufferReader(storage.read_bytes(base_file.path))
+    parquet = pq.ParquetFile(data)
+    file_names = set(parquet.schema_arrow.names)
+    read_cols = [n for n in target.names if n in file_names]
+    if filter is None:
+        return align_to_schema(parquet.read(columns=read_cols), target)
+    try:
+        # Row groups whose statistics exclude the filter are skipped.
+        table = pq.read_table(data, columns=read_cols, filters=filter)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError):
+        # The filter names a column this file lacks or types it differently: filter after
+        # alignment instead, where missing columns are nulls of the table's type.
+        table = parquet.read(columns=[n for n in schema.names if n in file_names])
+        return align_to_schema(align_to_schema(table, schema).filter(filter), target)
+    return align_to_schema(table, target)
+
+
+# --- log files -----------------------------------------------------------------------------------
+
+
+def scan_log_blocks(
+    storage: Storage, log_files: Sequence[LogFile], is_valid_instant: Callable[[str], bool]
+) -> list[LogBlock]:
+    """The data and delete blocks of ``log_files`` that take part in a merge, oldest first.
+
+    ``log_files`` must be in Hudi's log order (as :class:`FileSlice` holds them).
+    """
+    queued: list[LogBlock] = []
+    for log_file in log_files:
+        for block in read_log_file(storage.input_file(log_file.path, log_file.size)):
+            if block.block_type is LogBlockType.COMMAND:
+                if block.is_rollback_command:
+                    # Applied whatever the rollback instant: its target is a failed write, whose
+                    # blocks must never be merged, also when reading as of an earlier time.
+                    target = block.target_instant_time
+                    queued = [q for q in queued if q.instant_time != target]
+                continue
+            if block.block_type not in _DATA_BLOCKS:
+                continue
+            instant = block.instant_time
+            if instant is None or not is_valid_instant(instant):
+                continue
+            queued.append(block)
+    return queued
+
+
+def apply_log_blocks(buffer: LogRecordBuffer, blocks: Sequence[LogBlock]) -> None:
+    """Feed decoded blocks, oldest first, into ``buffer``."""
+    for block in blocks:
+        if block.header.get(HeaderKey.IS_PARTIAL, "").lower() == "true":
+            raise UnsupportedFeatureError(
+                f"{block.file_name}: block at offset {block.offset} holds partial updates (not supported)"
+            )
+        if block.block_type is LogBlockType.AVRO_DATA:
+            if block.schema is None:
+                raise UnsupportedFeatureError(f"{block.file_name}: AVRO_DATA block without a SCHEMA header")
+            block_schema = _schema_from_avro(block.schema)
+            buffer.add_data(avro_records_to_arrow(block.avro_records(), block_schema))
+        elif block.block_type is LogBlockType.PARQUET_DATA:
+            buffer.add_data(block.parquet_table())
+        elif block.block_type is LogBlockType.DELETE:
+            buffer.add_deletes(block.delete_records())
+        elif block.block_type is LogBlockType.HFILE_DATA:
+            raise UnsupportedFeatureError(
+                f"{block.file_name}: HFile data blocks in a data table's log are not supported"
+            )
+
+
+# --- slices --------------------------------------------------------------------------------------
+
+
+def read_file_slice(
+    storage: Storage,
+    file_slice: FileSlice,
+    *,
+    schema: pa.Schema,
+    merge: MergeSpec,
+    is_valid_instant: Callable[[str], bool],
+    columns: list[str] | None = None,
+    filter: pc.Expression | None = None,
+) -> pa.Table:
+    """The merged rows of one file slice, with the columns of ``schema`` (or ``columns``, in that order).
+
+    A slice without log files is its base file. Otherwise the base file's rows are merged with
+    the valid log blocks per record key (see :mod:`hudi_md.read.merge`); ``filter`` applies to
+    the merged rows, so a row updated by the log is judged by its new values. Row order is base
+    order for unchanged rows followed by rows that came from the log.
+    """
+    output = _project(schema, columns)
+    if not file_slice.log_files:
+        if file_slice.base_file is None:
+            return output.empty_table()
+        return read_base_file(storage, file_slice.base_file, schema=schema, columns=columns, filter=filter)
+
+    # Decode only what the answer and the merge need; a filter may reference any column.
+    if columns is None or filter is not None:
+        work = schema
+    else:
+        wanted = [*columns, *(c for c in merge.merge_columns() if c in schema.names)]
+        work = _project(schema, list(dict.fromkeys(wanted)))
+    base = (
+        read_base_file(storage, file_slice.base_file, schema=work)
+        if file_slice.base_file is not None
+        else None
+    )
+    buffer = LogRecordBuffer(work, merge)
+    apply_log_blocks(buffer, scan_log_blocks(storage, file_slice.log_files, is_valid_instant))
+    merged = merge_with_base(base, buffer)
+    if filter is not None:
+        merged = merged.filter(filter)
+    return align_to_schema(merged, output)
