@@ -9,5 +9,6 @@ from __future__ import annotations
 
 from hudi_md.formats.hfile._layout import HFileTrailer
 from hudi_md.formats.hfile.reader import HFileReader
+from hudi_md.formats.hfile.writer import HFileWriter, write_hfile
 
-__all__ = ["HFileReader", "HFileTrailer"]
+__all__ = ["HFileReader", "HFileTrailer", "HFileWriter", "write_hfile"]
