@@ -15,6 +15,7 @@ from hudi_md.errors import (
     TableNotFoundError,
     UnsupportedFeatureError,
 )
+from hudi_md.write import write
 
 __version__ = "0.1.0"
 
@@ -32,4 +33,5 @@ __all__ = [
     "UnsupportedFeatureError",
     "__version__",
     "open_table",
+    "write",
 ]

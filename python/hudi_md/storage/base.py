@@ -276,6 +276,26 @@ class Storage:
         self.fs.pipe_file(full, data)
         self.stats.record("write", self._count_key(path), len(data))
 
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Create ``path`` only if absent; False if it exists. Atomic on local and HDFS-like stores;
+        on object stores without conditional writes it is a best effort (check, then write)."""
+        full = self._full(path)
+        parent = posixpath.dirname(full)
+        if parent:
+            self.fs.makedirs(parent, exist_ok=True)
+        self.stats.record("write", self._count_key(path), len(data))
+        try:
+            with self.fs.open(full, "xb") as f:
+                f.write(data)
+            return True
+        except FileExistsError:
+            return False
+        except (ValueError, NotImplementedError):
+            if self.fs.exists(full):
+                return False
+            self.fs.pipe_file(full, data)
+            return True
+
     def delete(self, path: str, *, recursive: bool = False) -> None:
         self.stats.record("delete", self._count_key(path))
         self.fs.rm(self._full(path), recursive=recursive)

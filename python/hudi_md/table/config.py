@@ -355,3 +355,29 @@ class TableConfig:
 
     def to_dict(self) -> dict[str, str]:
         return dict(self.props)
+
+
+def write_table_config(storage: Storage, props: Mapping[str, str]) -> TableConfig:
+    """Write ``hoodie.properties`` with its checksum, as ``HoodieTableConfig.modify`` does:
+    backup first, then the new file, re-read and verify, then drop the backup."""
+    props = dict(props)
+    props[CHECKSUM] = str(compute_checksum(props.get(DATABASE_NAME, ""), props[TABLE_NAME]))
+    data = format_properties(props).encode("utf-8")
+    if storage.exists(PROPERTIES_FILE):
+        storage.write_bytes(PROPERTIES_BACKUP_FILE, storage.read_bytes(PROPERTIES_FILE))
+    storage.write_bytes(PROPERTIES_FILE, data)
+    config = TableConfig.from_bytes(storage.read_bytes(PROPERTIES_FILE), storage.uri(PROPERTIES_FILE))
+    if storage.exists(PROPERTIES_BACKUP_FILE):
+        storage.delete(PROPERTIES_BACKUP_FILE)
+    return config
+
+
+def update_table_config(storage: Storage, updates: Mapping[str, str | None]) -> TableConfig:
+    """Set (or with ``None`` remove) keys of an existing table's config."""
+    props = dict(TableConfig.load(storage).props)
+    for k, v in updates.items():
+        if v is None:
+            props.pop(k, None)
+        else:
+            props[k] = v
+    return write_table_config(storage, props)

@@ -1,0 +1,237 @@
+"""MDT lifecycle (RFC-15): build partitions from the table's current state, delete the MDT.
+
+Building reads each data partition once (a listing, then footers or keys of its latest files) and
+hands the records of one partition batch at a time to the writer, so memory stays bounded by the
+batch, not by the table.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.records_builder import (
+    ColumnRange,
+    MdtRecord,
+    all_partitions_record,
+    bloom_filter_record,
+    column_stats_record,
+    files_record,
+    merge_ranges,
+    record_index_record,
+)
+from hudi_md.storage import Storage
+from hudi_md.table import config as C
+from hudi_md.table.config import TableConfig, update_table_config
+
+log = logging.getLogger(__name__)
+
+INDEX_DEFS = ".hoodie/.index_defs/index.json"
+PARTITION_ORDER = [K.FILES, K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FILTERS, K.RECORD_INDEX]
+
+Progress = Callable[[str, int, int], None]
+
+
+def delete_metadata_table(storage: Storage) -> TableConfig:
+    """Clear the table config first (readers stop trusting the MDT), then remove its files."""
+    config = update_table_config(storage, {C.METADATA_PARTITIONS: "", C.METADATA_PARTITIONS_INFLIGHT: ""})
+    if storage.exists(".hoodie/metadata"):
+        storage.delete(".hoodie/metadata", recursive=True)
+    return config
+
+
+def _index_defs(partitions: Iterable[str], columns: Sequence[str]) -> dict[str, Any]:
+    defs: dict[str, Any] = {}
+    for p in partitions:
+        if p == K.COLUMN_STATS:
+            defs[p] = {
+                "indexName": p,
+                "indexType": p,
+                "indexFunction": p,
+                "sourceFields": list(columns),
+                "indexOptions": {},
+                "version": "V2",
+            }
+        elif p == K.RECORD_INDEX:
+            defs[p] = {
+                "indexName": p,
+                "indexType": p,
+                "indexFunction": "",
+                "sourceFields": [],
+                "indexOptions": {"isPartitioned": "false"},
+                "version": "V1",
+            }
+    return defs
+
+
+def _write_index_defs(storage: Storage, partitions: Iterable[str], columns: Sequence[str]) -> None:
+    existing: dict[str, Any] = {}
+    if storage.exists(INDEX_DEFS):
+        existing = json.loads(storage.read_bytes(INDEX_DEFS)).get("indexDefinitions", {})
+    existing.update(_index_defs(partitions, columns))
+    if existing:
+        storage.write_bytes(INDEX_DEFS, json.dumps({"indexDefinitions": existing}, indent=2).encode("utf-8"))
+
+
+def initialize_partitions(
+    storage: Storage,
+    config: TableConfig,
+    partitions: Sequence[str],
+    write_config: Any,
+    options: Mapping[str, str],
+    *,
+    progress: Progress | None = None,
+) -> TableConfig:
+    """Build the named MDT partitions from the table as it is now (the caller holds the lock)."""
+    from hudi_md.api import Table
+    from hudi_md.metadata.writer import MetadataTableWriter
+
+    table = Table(storage, {"hoodie.metadata.enable": "false"})
+    writer = MetadataTableWriter(storage, config, options)
+    ordered = [p for p in PARTITION_ORDER if p in partitions] + [
+        p for p in partitions if p not in PARTITION_ORDER
+    ]
+    has_data = bool(table.timeline.write_timeline())
+    schema = table.schema if has_data else None
+    types = {f.name: f.type for f in schema} if schema is not None else {}
+    columns = _columns_to_index(schema, write_config) if schema is not None else []
+    data_partitions = table.partitions() if has_data else []
+    view = table.file_system_view()
+    for mdt_partition in ordered:
+        records: list[MdtRecord] = []
+        for i, batch in enumerate(_batches(data_partitions, 64)):
+            if progress:
+                progress(mdt_partition, i * 64, len(data_partitions))
+            records.extend(_records_for(mdt_partition, table, view, batch, columns, types))
+        if mdt_partition == K.FILES:
+            records.append(all_partitions_record(data_partitions))
+        writer.initialize_partition(
+            mdt_partition, records, num_file_groups=_file_groups(writer, mdt_partition, records)
+        )
+        available = sorted(set(TableConfig.load(storage).metadata_partitions) | {mdt_partition})
+        config = update_table_config(storage, {C.METADATA_PARTITIONS: ",".join(available)})
+    _write_index_defs(storage, ordered, columns)
+    return config
+
+
+def _file_groups(writer: Any, partition: str, records: Sequence[MdtRecord]) -> int:
+    n = writer.file_group_count(partition)
+    if partition != K.RECORD_INDEX:
+        return n
+    # estimateFileGroupCount: records x growth 2.0 / (1 GiB / 48 bytes), clamped to [min, max].
+    estimate = int(len(records) * 2.0 // ((1 << 30) // 48))
+    return max(n, min(estimate, 10000))
+
+
+def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _columns_to_index(schema: pa.Schema, write_config: Any) -> list[str]:
+    from hudi_md.write.base_file import columns_to_index
+
+    return columns_to_index(
+        schema,
+        column_list=getattr(write_config, "column_stats_columns", None),
+        max_columns=getattr(write_config, "column_stats_max_columns", 32),
+    )
+
+
+def _records_for(
+    mdt_partition: str,
+    table: Any,
+    view: Any,
+    partitions: Sequence[str],
+    columns: Sequence[str],
+    types: Mapping[str, pa.DataType],
+) -> list[MdtRecord]:
+    import pyarrow.parquet as pq
+
+    storage = table.storage
+    out: list[MdtRecord] = []
+    if mdt_partition == K.FILES:
+        for p, groups in view.file_groups(list(partitions)).items():
+            files: dict[str, int] = {}
+            for g in groups:
+                for s in g.slices.values():
+                    if s.base_file is not None:
+                        files[s.base_file.name] = s.base_file.size
+                    for lf in s.log_files:
+                        files[lf.name] = lf.size
+            out.append(files_record(p, files))
+        return out
+    slices = view.latest_file_slices(list(partitions))
+    if mdt_partition in (K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FILTERS):
+        from hudi_md.write.base_file import column_ranges_from_parquet
+
+        per_partition: dict[str, dict[str, list[ColumnRange]]] = defaultdict(lambda: defaultdict(list))
+        for s in slices:
+            if s.base_file is None:
+                continue
+            meta = pq.read_metadata(
+                pa.BufferReader(_footer_bytes(storage, s.base_file.path, s.base_file.size))
+            )
+            if mdt_partition == K.BLOOM_FILTERS:
+                kv = meta.metadata or {}
+                text = kv.get(b"org.apache.hudi.bloomfilter")
+                if text:
+                    code = kv.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
+                    out.append(
+                        bloom_filter_record(
+                            s.partition_path, s.base_file.name, text.decode(), code, s.base_instant
+                        )
+                    )
+                continue
+            for col, rng in column_ranges_from_parquet(meta, list(columns)).items():
+                if col not in types:
+                    continue
+                if mdt_partition == K.COLUMN_STATS:
+                    out.append(column_stats_record(s.partition_path, s.base_file.name, rng, types[col]))
+                per_partition[s.partition_path][col].append(rng)
+        if mdt_partition == K.PARTITION_STATS:
+            for p, cols in per_partition.items():
+                for col, ranges in cols.items():
+                    merged = merge_ranges(ranges)
+                    if merged is not None:
+                        out.append(
+                            column_stats_record(
+                                p, "", merged, types[col], for_partition=True, tight_bound=True
+                            )
+                        )
+        return out
+    if mdt_partition == K.RECORD_INDEX:
+        from hudi_md.read.merge import MergeSpec
+        from hudi_md.read.slice_reader import instant_validator, read_file_slice
+
+        merge = MergeSpec.from_config(table.config)
+        valid = instant_validator(table.timeline)
+        for s in slices:
+            keys = read_file_slice(
+                storage,
+                s,
+                schema=table.schema,
+                merge=merge,
+                is_valid_instant=valid,
+                columns=["_hoodie_record_key"],
+            )
+            for k in keys.column("_hoodie_record_key").to_pylist():
+                out.append(record_index_record(k, s.partition_path, s.file_id, s.base_instant))
+        return out
+    raise ValueError(f"hudi-md cannot build MDT partition {mdt_partition!r}")
+
+
+def _footer_bytes(storage: Storage, path: str, size: int) -> bytes:
+    """The Parquet footer only: two range reads instead of the whole file."""
+    import struct
+
+    tail = storage.read_range(path, size - 8, 8)
+    (footer_len,) = struct.unpack("<i", tail[:4])
+    start = size - 8 - footer_len
+    return b"PAR1" + storage.read_range(path, start, footer_len + 8)

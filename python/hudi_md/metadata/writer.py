@@ -1,0 +1,450 @@
+"""Writing the metadata table: partition initialisation, deltacommits, compaction.
+
+Layout is Hudi 1.1's for table version 9: one log file per deltacommit per touched file group
+(``.<fg>_<T>.log.1_<token>``) holding an HFILE_DATA block (records sorted by key) and, when keys
+are removed, a DELETE block; compaction writes ``<fg>_<token>_<C>.hfile`` base files.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import fastavro
+
+from hudi_md.formats.avro import parse_schema
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.reader import METADATA_FOLDER, MetadataTable
+from hudi_md.metadata.records_builder import MdtRecord, metadata_record_schema_json
+from hudi_md.storage import Storage
+from hudi_md.table import config as C
+from hudi_md.table.config import TableConfig, format_properties
+from hudi_md.table.timeline import COMMIT, COMPACTION, DELTA_COMMIT, Timeline
+from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
+
+log = logging.getLogger(__name__)
+
+INIT_INSTANT_PREFIX = "00000000000000"
+WRITE_TOKEN = "0-0-0"
+
+# hoodie.metadata.* defaults (Hudi 1.1)
+DEFAULT_FILE_GROUPS = {
+    K.FILES: 1,
+    K.COLUMN_STATS: 2,  # hoodie.metadata.index.column.stats.file.group.count
+    K.PARTITION_STATS: 1,  # hoodie.metadata.index.partition.stats.file.group.count
+    K.BLOOM_FILTERS: 4,  # hoodie.metadata.index.bloom.filter.file.group.count
+    K.RECORD_INDEX: 10,  # hoodie.metadata.record.index.min.filegroup.count
+}
+FILE_GROUP_COUNT_KEYS = {
+    K.COLUMN_STATS: "hoodie.metadata.index.column.stats.file.group.count",
+    K.PARTITION_STATS: "hoodie.metadata.index.partition.stats.file.group.count",
+    K.BLOOM_FILTERS: "hoodie.metadata.index.bloom.filter.file.group.count",
+    K.RECORD_INDEX: "hoodie.metadata.record.index.min.filegroup.count",
+}
+COMPACT_MAX_DELTA_COMMITS = "hoodie.metadata.compact.max.delta.commits"
+COMPACT_MAX_DELTA_COMMITS_DEFAULT = 10
+HFILE_BLOCK_SIZE = 1024 * 1024
+MDT_BLOOM_ENTRIES, MDT_BLOOM_FPP, MDT_BLOOM_MAX = 10000, 1e-9, 100000
+
+_FG_PREFIX = {
+    K.FILES: "files",
+    K.COLUMN_STATS: "col-stats",
+    K.PARTITION_STATS: "partition-stats",
+    K.BLOOM_FILTERS: "bloom-filters",
+    K.RECORD_INDEX: "record-index",
+}
+
+
+def file_group_id(partition: str, index: int) -> str:
+    prefix = _FG_PREFIX.get(partition) or partition.replace("_", "-")
+    return f"{prefix}-{index:04d}-0"
+
+
+def mdt_properties(data_config: TableConfig) -> dict[str, str]:
+    """``hoodie.properties`` of a v9 MDT, key for key as Hudi 1.1 writes it."""
+    name = f"{data_config.table_name}_metadata"
+    return {
+        C.TABLE_NAME: name,
+        C.TABLE_TYPE: "MERGE_ON_READ",
+        C.TABLE_VERSION: str(data_config.table_version),
+        C.INITIAL_VERSION: str(data_config.table_version),
+        C.BASE_FILE_FORMAT: "HFILE",
+        C.RECORD_KEY_FIELDS: "key",
+        C.POPULATE_META_FIELDS: "false",
+        C.PAYLOAD_CLASS: "org.apache.hudi.metadata.HoodieMetadataPayload",
+        C.KEYGEN_TYPE: "HOODIE_TABLE_METADATA",
+        C.RECORD_MERGE_MODE: "CUSTOM",
+        "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+        C.TIMELINE_LAYOUT_VERSION: "2",
+        C.ARCHIVELOG_FOLDER: "history",
+        C.TIMELINE_PATH: "timeline",
+        C.TIMELINE_HISTORY_PATH: "history",
+        C.DROP_PARTITION_COLUMNS: "false",
+        C.CHECKSUM: str(C.compute_checksum("", name)),
+    }
+
+
+def partition_metadata_bytes(commit_time: str, depth: int) -> bytes:
+    from datetime import datetime, timezone
+
+    now = datetime.now(timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    return f"#partition metadata\n#{now}\ncommitTime={commit_time}\npartitionDepth={depth}\n".encode()
+
+
+@dataclass
+class DeltaCommitResult:
+    instant: str
+    log_files: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # partition -> [(name, size)]
+
+
+class MetadataTableWriter:
+    """Writes the MDT of one data table (the caller holds the table lock)."""
+
+    def __init__(
+        self, data_storage: Storage, data_config: TableConfig, options: Mapping[str, str] | None = None
+    ):
+        self.data_storage = data_storage
+        self.data_config = data_config
+        self.options = dict(options or {})
+        self.storage = data_storage.child(METADATA_FOLDER)
+        self._schema_json = metadata_record_schema_json()
+        self._schema = parse_schema(self._schema_json)
+
+    # --- table -----------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self.storage.exists(C.PROPERTIES_FILE)
+
+    def create_table(self) -> None:
+        props = mdt_properties(self.data_config)
+        self.storage.write_bytes(C.PROPERTIES_FILE, format_properties(props).encode("utf-8"))
+        self.storage.makedirs(".hoodie/timeline/history")
+
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.storage, ".hoodie/timeline", 2)
+
+    def timeline_writer(self) -> TimelineWriter:
+        return TimelineWriter(self.storage, ".hoodie/timeline")
+
+    def file_group_count(self, partition: str) -> int:
+        key = FILE_GROUP_COUNT_KEYS.get(partition)
+        if key and key in self.options:
+            return max(1, int(self.options[key]))
+        return DEFAULT_FILE_GROUPS.get(partition, 1)
+
+    def existing_file_group_count(self, partition: str) -> int:
+        ids = {
+            e.name.split("_")[0].lstrip(".")
+            for e in self.storage.list(partition)
+            if e.name[0] != "." or ".log." in e.name
+        }
+        ids.discard(".hoodie")
+        return len({i for i in ids if not i.startswith("hoodie_partition_metadata")})
+
+    # --- encoding ------------------------------------------------------------------------------
+
+    def _encode(self, payload: dict[str, Any]) -> bytes:
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, self._schema, payload)
+        return buf.getvalue()
+
+    def _hfile(self, records: Sequence[MdtRecord], *, base_file: bool) -> bytes:
+        from hudi_md.formats.hfile import HFileWriter
+
+        writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ")
+        for r in records:
+            assert r.payload is not None
+            writer.append(r.key, self._encode(r.payload))
+        writer.add_file_info("schema", self._schema_json.encode("utf-8"))
+        if base_file and records:
+            from hudi_md.index.bloom import BloomFilter
+
+            bloom = BloomFilter.create(
+                MDT_BLOOM_ENTRIES, MDT_BLOOM_FPP, type_code="DYNAMIC_V0", max_entries=MDT_BLOOM_MAX
+            )
+            for r in records:
+                bloom.add(r.key)
+            writer.add_meta_block("bloomFilter", bloom.serialize().encode("utf-8"))
+            writer.add_file_info("bloomFilterTypeCode", b"DYNAMIC_V0")
+            writer.add_file_info("minRecordKey", records[0].key.encode("utf-8"))
+            writer.add_file_info("maxRecordKey", records[-1].key.encode("utf-8"))
+        return writer.finish()
+
+    def _log_file_bytes(
+        self, instant: str, upserts: Sequence[MdtRecord], deletes: Sequence[MdtRecord]
+    ) -> bytes:
+        from hudi_md.formats.logfile import DeleteRecord
+        from hudi_md.formats.logfile_writer import delete_block, hfile_data_block
+
+        out = b""
+        if upserts:
+            out += hfile_data_block(self._hfile(upserts, base_file=False), self._schema_json, instant)
+        if deletes or not upserts:
+            records = [DeleteRecord(d.key, d.partition, 0) for d in deletes]
+            out += delete_block(records, instant, self._schema_json if records else None)
+        return out
+
+    # --- deltacommits -------------------------------------------------------------------------------
+
+    def write_records(
+        self,
+        instant: str,
+        records: Iterable[MdtRecord],
+        *,
+        partitions: Iterable[str],
+        action: str = DELTA_COMMIT,
+        operation: str = "UPSERT_PREPPED",
+    ) -> DeltaCommitResult:
+        """One MDT deltacommit ``instant`` carrying ``records``; touches every listed MDT partition.
+
+        Records for the same key within one commit are combined with Hudi's merge rules first.
+        """
+        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+        from hudi_md.metadata.records import merge
+
+        by_partition: dict[str, dict[str, MdtRecord]] = defaultdict(dict)
+        for r in records:
+            prev = by_partition[r.partition].get(r.key)
+            if prev is not None and prev.payload is not None and r.payload is not None:
+                merged = merge(_as_reader_record(prev), _as_reader_record(r))
+                r = MdtRecord(r.partition, r.key, _merge_payload(prev.payload, r.payload, merged))
+            by_partition[r.partition][r.key] = r
+        tw = self.timeline_writer()
+        tw.requested(instant, action)
+        tw.inflight(instant, action, b"")
+        result = DeltaCommitResult(instant)
+        stats: dict[str, list[dict[str, Any]]] = {}
+        for partition in sorted(set(partitions) | set(by_partition)):
+            n = self.existing_file_group_count(partition) or self.file_group_count(partition)
+            groups: dict[int, list[MdtRecord]] = defaultdict(list)
+            for key, r in by_partition.get(partition, {}).items():
+                groups[K.file_group_index(key, n)].append(r)
+            for index, group in sorted(groups.items()):
+                group.sort(key=lambda r: r.key.encode("utf-8"))
+                fg = file_group_id(partition, index)
+                name = f".{fg}_{instant}.log.1_{WRITE_TOKEN}"
+                data = self._log_file_bytes(
+                    instant,
+                    [r for r in group if r.payload is not None],
+                    [r for r in group if r.payload is None],
+                )
+                self.storage.write_bytes(f"{partition}/{name}", data)
+                result.log_files.setdefault(partition, []).append((name, len(data)))
+                stats.setdefault(partition, []).append(
+                    _write_stat(partition, fg, name, len(data), len(group), instant, log=True)
+                )
+        meta = commit_metadata_record(
+            stats, operation_type=operation, extra_metadata={"schema": self._schema_json}
+        )
+        tw.complete(instant, action, serialize_instant_metadata("commit", meta))
+        return result
+
+    # --- partition initialisation ------------------------------------------------------------------
+
+    def next_init_instant(self) -> str:
+        used = [i.requested_time for i in self.timeline() if i.requested_time.startswith(INIT_INSTANT_PREFIX)]
+        n = max((int(t[len(INIT_INSTANT_PREFIX) :] or 0) for t in used), default=-1) + 1
+        return f"{INIT_INSTANT_PREFIX}{n:03d}"
+
+    def initialize_partition(
+        self, partition: str, records: Sequence[MdtRecord], *, num_file_groups: int | None = None
+    ) -> str:
+        """Create an MDT partition: per file group an empty DELETE block log and a base HFile.
+
+        Returns the init instant (``00000000000000`` + 3 digits, as Hudi 1.x numbers them).
+        """
+        from hudi_md.formats.logfile_writer import delete_block
+        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+
+        if not self.exists():
+            self.create_table()
+        instant = self.next_init_instant()
+        n = num_file_groups or self.file_group_count(partition)
+        tw = self.timeline_writer()
+        tw.requested(instant, DELTA_COMMIT)
+        tw.inflight(instant, DELTA_COMMIT, b"")
+        self.storage.write_bytes(
+            f"{partition}/.hoodie_partition_metadata", partition_metadata_bytes(instant, 1)
+        )
+        groups: dict[int, list[MdtRecord]] = defaultdict(list)
+        for r in records:
+            groups[K.file_group_index(r.key, n)].append(r)
+        stats: dict[str, list[dict[str, Any]]] = {partition: []}
+        for index in range(n):
+            fg = file_group_id(partition, index)
+            log_name = f".{fg}_{instant}.log.1_{WRITE_TOKEN}"
+            log_bytes = delete_block([], instant)
+            self.storage.write_bytes(f"{partition}/{log_name}", log_bytes)
+            stats[partition].append(
+                _write_stat(partition, fg, log_name, len(log_bytes), 0, instant, log=True)
+            )
+            group = sorted(groups.get(index, []), key=lambda r: r.key.encode("utf-8"))
+            if group:
+                base_name = f"{fg}_{WRITE_TOKEN}_{instant}.hfile"
+                data = self._hfile(_dedupe(group), base_file=True)
+                self.storage.write_bytes(f"{partition}/{base_name}", data)
+                stats[partition].append(
+                    _write_stat(partition, fg, base_name, len(data), len(group), instant, log=False)
+                )
+        meta = commit_metadata_record(
+            stats, operation_type="BULK_INSERT", extra_metadata={"schema": self._schema_json}
+        )
+        tw.complete(instant, DELTA_COMMIT, serialize_instant_metadata("commit", meta))
+        return instant
+
+    # --- compaction --------------------------------------------------------------------------------------
+
+    def deltacommits_since_compaction(self) -> int:
+        tl = self.timeline().completed()
+        last = tl.of_actions(COMMIT).last()
+        return sum(
+            1
+            for i in tl.of_actions(DELTA_COMMIT)
+            if (last is None or i.requested_time > last.requested_time)
+            and not i.requested_time.startswith(INIT_INSTANT_PREFIX)
+        )
+
+    def compact_if_due(self, reader: MetadataTable) -> str | None:
+        limit = int(self.options.get(COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT))
+        if self.deltacommits_since_compaction() < limit:
+            return None
+        return self.compact(reader)
+
+    def compact(self, reader: MetadataTable) -> str:
+        """Merge every file group's latest slice into a new base HFile (all logs valid by now)."""
+        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+        from hudi_md.metadata.reader import _Selection
+
+        instant = new_instant_time(
+            after=self.timeline().last().requested_time if self.timeline().last() else None
+        )
+        tw = self.timeline_writer()
+        operations = []
+        slices_by_partition = {p: reader.file_slices(p) for p in sorted(reader.available_partitions)}
+        for p, slices in slices_by_partition.items():
+            for s in slices:
+                operations.append(
+                    {
+                        "baseInstantTime": s.base_instant,
+                        "deltaFilePaths": [lf.name for lf in s.log_files],
+                        "dataFilePath": s.base_file.name if s.base_file else None,
+                        "fileId": s.file_id,
+                        "partitionPath": p,
+                        "metrics": {},
+                        "bootstrapFilePath": None,
+                    }
+                )
+        plan = {
+            "operations": operations,
+            "extraMetadata": None,
+            "version": 1,
+            "strategy": None,
+            "preserveHoodieMetadata": None,
+        }
+        tw.requested(instant, COMPACTION, serialize_instant_metadata("compaction_plan", plan))
+        tw.inflight(instant, COMPACTION, b"")
+        stats: dict[str, list[dict[str, Any]]] = {}
+        for p, slices in slices_by_partition.items():
+            for s in slices:
+                merged = reader._read_slice(s, _Selection())
+                live = [
+                    MdtRecord(p, k, _to_payload(v))
+                    for k, v in sorted(merged.items(), key=lambda kv: kv[0].encode("utf-8"))
+                    if v is not None and _keep_after_compaction(v)
+                ]
+                name = f"{s.file_id}_{WRITE_TOKEN}_{instant}.hfile"
+                data = self._hfile(live, base_file=True)
+                self.storage.write_bytes(f"{p}/{name}", data)
+                stats.setdefault(p, []).append(
+                    _write_stat(p, s.file_id, name, len(data), len(live), instant, log=False)
+                )
+        meta = commit_metadata_record(
+            stats, operation_type="COMPACT", extra_metadata={"schema": self._schema_json}, compacted=True
+        )
+        tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
+        return instant
+
+
+def _dedupe(records: Sequence[MdtRecord]) -> list[MdtRecord]:
+    out: dict[str, MdtRecord] = {}
+    for r in records:
+        out[r.key] = r
+    return [out[k] for k in sorted(out, key=lambda k: k.encode("utf-8"))]
+
+
+def _keep_after_compaction(record: dict[str, Any]) -> bool:
+    from hudi_md.metadata.records import is_live
+
+    return is_live(record)
+
+
+def _as_reader_record(r: MdtRecord) -> dict[str, Any]:
+    """A builder payload in the reader's normalised shape, for the shared merge rules."""
+    from hudi_md.formats.avro import unwrap_value
+
+    p = dict(r.payload or {})
+    cs = p.get("ColumnStatsMetadata")
+    if cs is not None:
+        cs = dict(cs)
+        cs["minValue"] = unwrap_value(cs.get("minValue"))
+        cs["maxValue"] = unwrap_value(cs.get("maxValue"))
+        p["ColumnStatsMetadata"] = cs
+    return p
+
+
+def _merge_payload(
+    older: dict[str, Any], newer: dict[str, Any], merged: dict[str, Any] | None
+) -> dict[str, Any]:
+    if merged is None:
+        return newer
+    if merged.get("filesystemMetadata") is not None:
+        return {**newer, "filesystemMetadata": merged["filesystemMetadata"]}
+    return newer
+
+
+def _to_payload(record: dict[str, Any]) -> dict[str, Any]:
+    """A reader-normalised record back into a writable payload (re-wrapping stat values)."""
+    from hudi_md.metadata.records_builder import _empty, wrap_typed_stat
+
+    payload = _empty(record["type"])
+    for name in (
+        "filesystemMetadata",
+        "BloomFilterMetadata",
+        "recordIndexMetadata",
+        "SecondaryIndexMetadata",
+    ):
+        payload[name] = record.get(name)
+    cs = record.get("ColumnStatsMetadata")
+    if cs is not None:
+        value_type = cs.get("valueType")
+        payload["ColumnStatsMetadata"] = {
+            **cs,
+            "minValue": wrap_typed_stat(cs.get("minValue"), value_type),
+            "maxValue": wrap_typed_stat(cs.get("maxValue"), value_type),
+        }
+    return payload
+
+
+def _write_stat(
+    partition: str, file_id: str, name: str, size: int, num_writes: int, instant: str, *, log: bool
+) -> dict[str, Any]:
+    return {
+        "fileId": file_id,
+        "path": f"{partition}/{name}",
+        "prevCommit": "null",
+        "numWrites": num_writes,
+        "numDeletes": 0,
+        "numUpdateWrites": 0,
+        "numInserts": num_writes,
+        "totalWriteBytes": size,
+        "totalWriteErrors": 0,
+        "partitionPath": partition,
+        "fileSizeInBytes": size,
+        "logFiles": [name] if log else None,
+        "baseFile": None if log else name,
+        "logVersion": 1 if log else None,
+    }

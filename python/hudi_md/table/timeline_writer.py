@@ -1,0 +1,76 @@
+"""Writing layout-2 timeline files: ``T.a.requested`` → ``T.a.inflight`` → ``T_C.a``.
+
+Each transition is one object written whole (object stores have no rename-if-absent), in the order
+Hudi uses, so a reader listing the folder at any moment sees a consistent state: an instant counts
+as completed only once ``T_C.<action>`` exists.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timezone
+
+from hudi_md.storage import Storage
+from hudi_md.table.timeline import COMMIT, COMPLETES_AS, Instant, State
+
+_clock_lock = threading.Lock()
+_last_instant = ""
+
+
+def new_instant_time(*, utc: bool = False, after: str | None = None) -> str:
+    """A fresh ``yyyyMMddHHmmssSSS`` instant, strictly increasing within this process and > ``after``.
+
+    Hudi's default timeline zone is the JVM's local zone (``hoodie.table.timeline.timezone=LOCAL``).
+    """
+    global _last_instant
+    with _clock_lock:
+        while True:
+            now = datetime.now(timezone.utc) if utc else datetime.now()
+            value = now.strftime("%Y%m%d%H%M%S") + f"{now.microsecond // 1000:03d}"
+            floor = max(_last_instant, after or "")
+            if value > floor:
+                _last_instant = value
+                return value
+            time.sleep(0.001)
+
+
+class TimelineWriter:
+    """Writes instant files into one timeline folder (data table or MDT)."""
+
+    def __init__(self, storage: Storage, timeline_path: str) -> None:
+        self.storage = storage
+        self.path = timeline_path
+
+    def _file(self, name: str) -> str:
+        return f"{self.path}/{name}"
+
+    def requested(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
+        name = f"{instant_time}.{action}.requested"
+        self.storage.write_bytes(self._file(name), content)
+        return Instant(instant_time, action, State.REQUESTED, None, name)
+
+    def inflight(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
+        # A COW commit's inflight file is `T.inflight`, without the action (Hudi's convention).
+        name = f"{instant_time}.inflight" if action == COMMIT else f"{instant_time}.{action}.inflight"
+        self.storage.write_bytes(self._file(name), content)
+        return Instant(instant_time, action, State.INFLIGHT, None, name)
+
+    def complete(
+        self, instant_time: str, action: str, content: bytes, *, completion_time: str | None = None
+    ) -> Instant:
+        done_action = COMPLETES_AS.get(action, action)
+        completion = completion_time or new_instant_time(after=instant_time)
+        name = f"{instant_time}_{completion}.{done_action}"
+        self.storage.write_bytes(self._file(name), content, overwrite=False)
+        return Instant(instant_time, done_action, State.COMPLETED, completion, name)
+
+    def delete_pending(self, instant: Instant) -> None:
+        """Remove every pending file of an instant (after a rollback), inflight first."""
+        for name in (
+            f"{instant.requested_time}.inflight" if instant.action == COMMIT else None,
+            f"{instant.requested_time}.{instant.action}.inflight",
+            f"{instant.requested_time}.{instant.action}.requested",
+        ):
+            if name and self.storage.exists(self._file(name)):
+                self.storage.delete(self._file(name))

@@ -1,0 +1,434 @@
+"""Base Parquet files written the way Hudi 1.1+ (table version 9) writes them, and their column stats.
+
+What is reproduced exactly (checked against the fixture tables written by Hudi 1.1.1 / parquet-mr
+1.13.1): the meta columns and their values, the footer key/values (``parquet.avro.schema`` in
+Hudi's writer form, ``writer.model.name``, the bloom filter, its type code and the min/max record
+keys, in parquet-mr's order), the Parquet physical and logical types of every Avro type Hudi-on-Spark
+produces (strings, ints, longs, ``timestamp-micros`` as INT64 ``TIMESTAMP(UTC, MICROS)``, dates,
+decimals as ``FIXED_LEN_BYTE_ARRAY`` of the precision's minimal width, ...), GZIP compression,
+format version 1 with v1 data pages and ``PLAIN_DICTIONARY``, page checksums, column and offset
+indexes, 1 MiB pages. Column statistics are derived from the footer exactly as
+``ParquetUtils.readColumnStatsFromMetadata`` does.
+
+What pyarrow cannot match: parquet-mr's per-column fallback from dictionary to plain encoding (so
+encodings and chunk sizes differ), the root group name (parquet-avro names it after the record),
+the row-group cut (parquet-mr measures buffered bytes, pyarrow counts rows: estimated here from the
+in-memory size, so files under ``hoodie.parquet.block.size`` keep a single row group as Hudi's
+do), and lists, which pyarrow writes in the standard 3-level layout where parquet-avro writes the
+legacy 2-level one (``repeated group array``). Spark, parquet-avro and pyarrow read both.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_md.errors import InvalidOptionError
+from hudi_md.index.bloom import DYNAMIC_V0, BloomFilter
+from hudi_md.read.records import align_to_schema, avro_schema_to_arrow
+from hudi_md.storage.base import Storage
+from hudi_md.write.schema import avro_schema_json as _schema_text
+from hudi_md.write.schema import with_meta_fields, writer_schema
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_PAGE_SIZE",
+    "META_COLUMNS",
+    "BaseFileResult",
+    "ColumnRange",
+    "add_meta_columns",
+    "column_ranges_from_parquet",
+    "columns_to_index",
+    "write_base_file",
+]
+
+META_COLUMNS = [
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+]
+# HoodieRecord.HOODIE_META_COLUMNS_WITH_OPERATION: never counted among the "first N" stats columns.
+_META_WITH_OPERATION = frozenset([*META_COLUMNS, "_hoodie_operation"])
+# HoodieTableMetadataUtil.META_COLS_TO_ALWAYS_INDEX, in its TreeMap (sorted) order.
+_ALWAYS_INDEXED_META = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key"]
+
+DEFAULT_BLOCK_SIZE = 120 * 1024 * 1024  # hoodie.parquet.block.size
+DEFAULT_PAGE_SIZE = 1024 * 1024  # hoodie.parquet.page.size
+DEFAULT_MAX_COLUMNS_TO_INDEX = 32  # hoodie.metadata.index.column.stats.max.columns.to.index
+# DecimalWrapper in HoodieMetadata.avsc is decimal(30, 15); wider decimals are not indexed.
+_DECIMAL_MAX_PRECISION = 30
+_DECIMAL_MAX_SCALE = 15
+
+# Footer keys (HoodieBloomFilterWriteSupport, parquet-avro's AvroWriteSupport).
+AVRO_SCHEMA_KEY = "parquet.avro.schema"
+WRITER_MODEL_KEY = "writer.model.name"
+BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
+BLOOM_TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
+MIN_RECORD_KEY = "hoodie_min_record_key"
+MAX_RECORD_KEY = "hoodie_max_record_key"
+
+
+@dataclass(frozen=True)
+class ColumnRange:
+    """File-level statistics of one (leaf) column, as Hudi's column_stats index records them."""
+
+    column_name: str
+    min_value: Any
+    max_value: Any
+    null_count: int
+    value_count: int
+    total_size: int
+    total_uncompressed_size: int
+
+
+@dataclass(frozen=True)
+class BaseFileResult:
+    path: str  # as given, relative to the storage root
+    file_size: int
+    num_records: int
+    min_record_key: str | None
+    max_record_key: str | None
+    column_stats: dict[str, ColumnRange] = field(default_factory=dict)
+
+
+# --- meta columns ------------------------------------------------------------------------------------
+
+
+def add_meta_columns(
+    data: pa.Table,
+    *,
+    instant: str,
+    partition_path: str,
+    file_name: str,
+    record_keys: pa.Array | pa.ChunkedArray | Sequence[str],
+    task_partition_id: int,
+    seqno_start: int = 0,
+) -> pa.Table:
+    """``data`` with Hudi's five meta columns in front (replacing any it already has).
+
+    ``_hoodie_commit_seqno`` is ``HoodieRecord.generateSequenceId``:
+    ``<instant>_<task partition id>_<record index>``, the index counting from ``seqno_start``.
+    ``partition_path`` is ``""`` for a non-partitioned table.
+    """
+    n = data.num_rows
+    keys = record_keys if isinstance(record_keys, (pa.Array, pa.ChunkedArray)) else pa.array(record_keys)
+    if len(keys) != n:
+        raise InvalidOptionError(f"{len(keys)} record keys for {n} rows")
+    if keys.null_count:
+        raise InvalidOptionError("record keys must not be null")
+    if not pa.types.is_string(keys.type):
+        keys = keys.cast(pa.string())
+    prefix = f"{instant}_{task_partition_id}_"
+    meta = {
+        "_hoodie_commit_time": pa.repeat(pa.scalar(instant, pa.string()), n),
+        "_hoodie_commit_seqno": pa.array(
+            [f"{prefix}{i}" for i in range(seqno_start, seqno_start + n)], pa.string()
+        ),
+        "_hoodie_record_key": keys,
+        "_hoodie_partition_path": pa.repeat(pa.scalar(partition_path, pa.string()), n),
+        "_hoodie_file_name": pa.repeat(pa.scalar(file_name, pa.string()), n),
+    }
+    columns = list(meta.values())
+    fields = [pa.field(name, pa.string()) for name in META_COLUMNS]
+    for f, column in zip(data.schema, data.columns, strict=True):
+        if f.name not in meta:
+            fields.append(f)
+            columns.append(column)
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
+# --- writing -----------------------------------------------------------------------------------------
+
+
+def write_base_file(
+    storage: Storage,
+    relative_path: str,
+    table: pa.Table,
+    *,
+    avro_schema_json: str,
+    bloom: BloomFilter | None,
+    record_key_column: str = "_hoodie_record_key",
+    compression: str = "gzip",
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> BaseFileResult:
+    """Write ``table`` as one Hudi base Parquet file through ``storage.write_bytes``.
+
+    ``avro_schema_json`` is the table's Avro schema with meta fields, in either form (see
+    :mod:`hudi_md.write.schema`); the footer gets Hudi's writer form and the columns the Parquet
+    types parquet-avro gives that schema. Record keys are added to ``bloom`` (when given) in row
+    order, as ``HoodieAvroWriteSupport.add`` does; the bloom filter and the min/max record keys go
+    to the footer only with a bloom filter, exactly like Hudi.
+    """
+    schema_obj = writer_schema(json.loads(avro_schema_json))
+    if all(c in table.column_names for c in META_COLUMNS):
+        schema_obj = with_meta_fields(schema_obj)  # no-op when the schema already has them
+    arrow_schema = avro_schema_to_arrow(schema_obj)
+    extra = [c for c in table.column_names if c not in arrow_schema.names]
+    if extra:
+        raise InvalidOptionError(f"columns {extra} are not in the Avro schema of {relative_path}")
+    data = align_to_schema(table, arrow_schema)
+    for f, column in zip(arrow_schema, data.columns, strict=True):
+        if not f.nullable and column.null_count:
+            raise InvalidOptionError(f"column {f.name!r} is not nullable in the schema but has nulls")
+
+    keys: list[str] = []
+    if record_key_column in data.column_names:
+        key_column = data.column(record_key_column)
+        if key_column.null_count:
+            raise InvalidOptionError(f"{record_key_column} has null values")
+        keys = key_column.to_pylist()
+    elif bloom is not None:
+        raise InvalidOptionError(f"no {record_key_column} column to fill the bloom filter from")
+    min_key, max_key = _min_max_java_strings(keys)
+
+    footer: dict[str, str] = {AVRO_SCHEMA_KEY: _schema_text(schema_obj), WRITER_MODEL_KEY: "avro"}
+    if bloom is not None:
+        bloom.add_all(keys)
+        # Key order of HoodieBloomFilterWriteSupport.finalizeMetadata's HashMap as parquet-mr writes it.
+        if bloom.type_code == DYNAMIC_V0:
+            footer[BLOOM_TYPE_CODE_KEY] = bloom.type_code
+        footer[BLOOM_FILTER_KEY] = bloom.serialize()
+        if min_key is not None and max_key is not None:
+            footer[MIN_RECORD_KEY] = min_key
+            footer[MAX_RECORD_KEY] = max_key
+
+    payload = _parquet_bytes(
+        data, footer, compression=compression, block_size=block_size, page_size=page_size
+    )
+    storage.write_bytes(relative_path, payload)
+    metadata = pq.ParquetFile(pa.BufferReader(payload)).metadata
+    return BaseFileResult(
+        path=relative_path,
+        file_size=len(payload),
+        num_records=data.num_rows,
+        min_record_key=min_key,
+        max_record_key=max_key,
+        column_stats=column_ranges_from_parquet(metadata, None),
+    )
+
+
+def _writer_options(page_size: int, compression: str) -> dict[str, Any]:
+    """ParquetWriter options closest to parquet-mr 1.13 under Hudi's defaults; options this pyarrow
+    lacks are left out (older versions behave like the defaults chosen here or cannot do better)."""
+    wanted: dict[str, Any] = {
+        "version": "1.0",  # parquet-mr writes format version 1 ...
+        "data_page_version": "1.0",  # ... with v1 data pages and PLAIN_DICTIONARY
+        "compression": compression,
+        "use_dictionary": True,  # hoodie.parquet.dictionary.enabled
+        "data_page_size": page_size,
+        "dictionary_pagesize_limit": page_size,  # parquet-mr's dictionary page size = page size
+        "write_statistics": True,
+        "coerce_timestamps": "us",  # Avro timestamp-micros / local-timestamp-micros
+        "allow_truncated_timestamps": False,
+        "use_compliant_nested_type": True,
+        "store_schema": False,  # no ARROW:schema key: the footer holds only what Hudi writes
+        "write_page_index": True,  # parquet-mr writes column and offset indexes
+        "write_page_checksum": True,  # parquet.page.write-checksum.enabled defaults to true
+        "store_decimal_as_integer": False,  # decimals stay FIXED_LEN_BYTE_ARRAY like Spark's legacy format
+        "write_time_adjusted_to_utc": True,  # parquet-avro marks time-millis/micros as UTC-adjusted
+    }
+    accepted = inspect.signature(pq.ParquetWriter.__init__).parameters
+    return {k: v for k, v in wanted.items() if k in accepted}
+
+
+def _parquet_bytes(
+    data: pa.Table, footer: Mapping[str, str], *, compression: str, block_size: int, page_size: int
+) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, data.schema, **_writer_options(page_size, compression)) as writer:
+        writer.write_table(data, row_group_size=_rows_per_group(data, block_size))
+        # Schema metadata is not written when store_schema is off (and storing the Arrow schema
+        # would copy the ~431 KB bloom filter into ARROW:schema), so the footer keys go in directly,
+        # in insertion order, which is parquet-mr's order for Hudi's keys.
+        writer.add_key_value_metadata(dict(footer))
+    return sink.getvalue().to_pybytes()
+
+
+def _rows_per_group(data: pa.Table, block_size: int) -> int:
+    """Rows per row group so that a group holds about ``block_size`` bytes of (uncompressed) data."""
+    if data.num_rows == 0:
+        return 1
+    per_row = max(1, data.nbytes // data.num_rows)
+    return max(1, min(data.num_rows, block_size // per_row))
+
+
+def _java_string_key(s: str) -> bytes:
+    # Java's String.compareTo orders by UTF-16 code units; big-endian UTF-16 bytes sort the same way.
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def _min_max_java_strings(keys: Iterable[str]) -> tuple[str | None, str | None]:
+    lo = hi = None
+    lo_k = hi_k = b""
+    for k in keys:
+        kk = _java_string_key(k)
+        if lo is None or kk < lo_k:
+            lo, lo_k = k, kk
+        if hi is None or kk > hi_k:
+            hi, hi_k = k, kk
+    return lo, hi
+
+
+# --- column statistics -------------------------------------------------------------------------------
+
+_SIGNED_BYTES = bytes((b ^ 0x80) for b in range(256))
+
+
+def _java_order_key(v: Any) -> Any:
+    """Sort key matching the Java ``compareTo`` Hudi applies when merging row-group ranges."""
+    if isinstance(v, str):
+        return _java_string_key(v)
+    if isinstance(v, (bytes, bytearray)):
+        # ByteBuffer.compareTo compares bytes as signed values.
+        return bytes(v).translate(_SIGNED_BYTES)
+    return v
+
+
+def column_ranges_from_parquet(
+    metadata: pq.FileMetaData, columns: Sequence[str] | None = None
+) -> dict[str, ColumnRange]:
+    """Per-column ranges of a Parquet footer, as ``ParquetUtils.readColumnStatsFromMetadata``.
+
+    Columns are leaf paths joined with ``.`` (``columns=None``: all of them). Per row group:
+    min/max from the chunk statistics, null count from the statistics (the chunk's value count when
+    a chunk has no statistics at all), value count, compressed and uncompressed sizes of the chunk.
+    Row groups combine by min of mins, max of maxes and sums (``HoodieColumnRangeMetadata.merge``).
+    """
+    wanted = None if columns is None else set(columns)
+    out: dict[str, ColumnRange] = {}
+    for g in range(metadata.num_row_groups):
+        rg = metadata.row_group(g)
+        for i in range(rg.num_columns):
+            chunk = rg.column(i)
+            name = chunk.path_in_schema
+            if wanted is not None and name not in wanted:
+                continue
+            stats = chunk.statistics
+            lo = hi = None
+            if stats is not None and stats.has_min_max:
+                lo, hi = stats.min, stats.max
+            # parquet-mr Statistics.isEmpty(): no min/max and no null count -> nulls = value count.
+            empty = stats is None or (not stats.has_min_max and not stats.has_null_count)
+            nulls = chunk.num_values if empty else stats.null_count
+            rng = ColumnRange(
+                column_name=name,
+                min_value=lo,
+                max_value=hi,
+                null_count=nulls,
+                value_count=chunk.num_values,
+                total_size=chunk.total_compressed_size,
+                total_uncompressed_size=chunk.total_uncompressed_size,
+            )
+            prev = out.get(name)
+            out[name] = rng if prev is None else _merge(prev, rng)
+    return out
+
+
+def _merge(a: ColumnRange, b: ColumnRange) -> ColumnRange:
+    def pick(x: Any, y: Any, smaller: bool) -> Any:
+        if x is None:
+            return y
+        if y is None:
+            return x
+        kx, ky = _java_order_key(x), _java_order_key(y)
+        if smaller:
+            return x if kx <= ky else y
+        return x if kx >= ky else y
+
+    return ColumnRange(
+        column_name=a.column_name,
+        min_value=pick(a.min_value, b.min_value, True),
+        max_value=pick(a.max_value, b.max_value, False),
+        null_count=a.null_count + b.null_count,
+        value_count=a.value_count + b.value_count,
+        total_size=a.total_size + b.total_size,
+        total_uncompressed_size=a.total_uncompressed_size + b.total_uncompressed_size,
+    )
+
+
+# --- which columns the column_stats index covers -------------------------------------------------------
+
+
+def columns_to_index(
+    schema: pa.Schema,
+    *,
+    column_list: Sequence[str] | None = None,
+    max_columns: int = DEFAULT_MAX_COLUMNS_TO_INDEX,
+    meta_fields: bool = True,
+    record_type: str = "AVRO",
+) -> list[str]:
+    """Columns Hudi 1.x indexes in ``column_stats`` (``HoodieTableMetadataUtil.getColumnsToIndex``).
+
+    With ``meta_fields`` (``hoodie.populate.meta.fields``), ``_hoodie_commit_time``,
+    ``_hoodie_partition_path`` and ``_hoodie_record_key`` come first. Then either the explicit
+    ``column_list`` (``hoodie.metadata.index.column.stats.column.list``; dotted names reach into
+    structs) or the first ``max_columns`` top-level non-meta columns, keeping only supported types:
+    no structs, lists or maps, no decimals wider than decimal(30, 15)'s range, and with
+    ``record_type="SPARK"`` also no binary or fixed (hence no decimal) columns.
+    """
+    out: dict[str, None] = {}
+    if meta_fields:
+        out.update(dict.fromkeys(_ALWAYS_INDEXED_META))
+    if column_list:
+        for name in column_list:
+            if name in _ALWAYS_INDEXED_META:
+                continue
+            if _is_supported(_field_type(schema, name), record_type):
+                out.setdefault(name, None)
+        return list(out)
+    picked = 0
+    for f in schema:
+        if picked >= max_columns:
+            break
+        if f.name in _META_WITH_OPERATION or not _is_supported(f.type, record_type):
+            continue
+        out.setdefault(f.name, None)
+        picked += 1
+    return list(out)
+
+
+def _field_type(schema: pa.Schema, dotted: str) -> pa.DataType:
+    parts = dotted.split(".")
+    index = schema.get_field_index(parts[0])
+    if index < 0:
+        raise InvalidOptionError(f"column {dotted!r} (column stats column list) is not in the table schema")
+    t = schema.field(index).type
+    for part in parts[1:]:
+        if not pa.types.is_struct(t) or t.get_field_index(part) < 0:
+            raise InvalidOptionError(
+                f"column {dotted!r} (column stats column list) is not in the table schema"
+            )
+        t = t.field(part).type
+    return t
+
+
+def _is_supported(t: pa.DataType, record_type: str) -> bool:
+    """``isColumnTypeSupported`` in Arrow terms (Avro type of the Spark conversion)."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_decimal(t) and (
+        t.precision + (_DECIMAL_MAX_SCALE - t.scale) > _DECIMAL_MAX_PRECISION or t.scale > _DECIMAL_MAX_SCALE
+    ):
+        return False
+    if pa.types.is_struct(t) or pa.types.is_map(t) or _is_list_type(t):
+        return False
+    if record_type.upper() != "AVRO":
+        # Spark records: Avro BYTES and FIXED (which is how decimals are written) are not indexed.
+        if pa.types.is_decimal(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            return False
+        if pa.types.is_fixed_size_binary(t):
+            return False
+    return True
+
+
+def _is_list_type(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)

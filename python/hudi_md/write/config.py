@@ -1,0 +1,204 @@
+"""Write options: Hudi's own keys with Hudi's defaults, resolved once per write."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_md.errors import InvalidOptionError
+
+TABLE_NAME = "hoodie.table.name"
+DATABASE_NAME = "hoodie.database.name"
+RECORD_KEY = "hoodie.datasource.write.recordkey.field"
+PARTITION_PATH = "hoodie.datasource.write.partitionpath.field"
+PRECOMBINE = "hoodie.datasource.write.precombine.field"
+ORDERING = "hoodie.table.ordering.fields"
+TABLE_TYPE = "hoodie.datasource.write.table.type"
+HIVE_STYLE = "hoodie.datasource.write.hive_style_partitioning"
+URL_ENCODE = "hoodie.datasource.write.partitionpath.urlencode"
+KEYGEN_TYPE = "hoodie.datasource.write.keygenerator.type"
+KEYGEN_CLASS = "hoodie.datasource.write.keygenerator.class"
+MERGE_MODE = "hoodie.record.merge.mode"
+METADATA_ENABLE = "hoodie.metadata.enable"
+COLUMN_STATS_ENABLE = "hoodie.metadata.index.column.stats.enable"
+COLUMN_STATS_COLUMNS = "hoodie.metadata.index.column.stats.column.list"
+COLUMN_STATS_MAX_COLUMNS = "hoodie.metadata.index.column.stats.max.columns.to.index"
+PARTITION_STATS_ENABLE = "hoodie.metadata.index.partition.stats.enable"
+RECORD_INDEX_ENABLE = "hoodie.metadata.record.index.enable"
+GLOBAL_RECORD_INDEX_ENABLE = "hoodie.metadata.global.record.level.index.enable"
+BLOOM_INDEX_ENABLE = "hoodie.metadata.index.bloom.filter.enable"
+MAX_FILE_SIZE = "hoodie.parquet.max.file.size"
+LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
+COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
+CLEAN_AUTOMATIC = "hoodie.clean.automatic"
+CLEANER_POLICY = "hoodie.cleaner.policy"
+CLEANER_COMMITS_RETAINED = "hoodie.cleaner.commits.retained"
+CLEANER_FILE_VERSIONS_RETAINED = "hoodie.cleaner.fileversions.retained"
+COMPACT_INLINE = "hoodie.compact.inline"
+COMPACT_INLINE_MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
+ARCHIVE_AUTOMATIC = "hoodie.archive.automatic"
+KEEP_MIN_COMMITS = "hoodie.keep.min.commits"
+KEEP_MAX_COMMITS = "hoodie.keep.max.commits"
+
+OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table")
+
+
+def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
+    value = options.get(key)
+    if value is None or value == "":
+        return default
+    v = str(value).strip().lower()
+    if v not in ("true", "false"):
+        raise InvalidOptionError(f"{key} must be true or false, got {value!r}")
+    return v == "true"
+
+
+def _int(options: Mapping[str, str], key: str, default: int) -> int:
+    value = options.get(key)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError as e:
+        raise InvalidOptionError(f"{key} must be an integer, got {value!r}") from e
+
+
+def _list(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+@dataclass(frozen=True)
+class WriteConfig:
+    table_name: str
+    database_name: str
+    record_key_fields: list[str]
+    partition_fields: list[str]
+    ordering_fields: list[str]
+    table_type: str
+    hive_style: bool
+    url_encode: bool
+    keygen: str
+    merge_mode: str
+    metadata_enabled: bool
+    column_stats_enabled: bool
+    column_stats_columns: list[str] | None
+    column_stats_max_columns: int
+    partition_stats_enabled: bool
+    record_index_enabled: bool
+    bloom_index_enabled: bool
+    max_file_size: int
+    log_block_format: str
+    combine_before_insert: bool
+    clean_automatic: bool
+    cleaner_policy: str
+    commits_retained: int
+    file_versions_retained: int
+    compact_inline: bool
+    compact_inline_max_delta_commits: int
+    archive_automatic: bool
+    keep_min_commits: int
+    keep_max_commits: int
+    options: Mapping[str, str]
+
+    @property
+    def is_mor(self) -> bool:
+        return self.table_type == "MERGE_ON_READ"
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], existing: Any = None) -> WriteConfig:
+        """Resolve options; for an existing table its ``hoodie.properties`` wins over options."""
+        opts = {str(k): str(v) for k, v in options.items() if v is not None}
+        if existing is not None:
+            table_name = existing.table_name
+            record_keys = existing.record_key_fields
+            partitions = existing.partition_fields
+            ordering = existing.ordering_fields
+            table_type = existing.table_type
+            hive = existing.hive_style_partitioning
+            url = existing.url_encode_partitioning
+            keygen = existing.keygen
+            merge_mode = existing.record_merge_mode
+            database = existing.database_name
+        else:
+            table_name = opts.get(TABLE_NAME, "")
+            if not table_name:
+                raise InvalidOptionError(f"{TABLE_NAME} is required to create a table")
+            record_keys = _list(opts.get(RECORD_KEY, "uuid"))
+            partitions = [p.split(":", 1)[0] for p in _list(opts.get(PARTITION_PATH))]
+            ordering = _list(
+                opts.get(ORDERING)
+                or opts.get("hoodie.datasource.write.ordering.fields")
+                or opts.get(PRECOMBINE)
+            )
+            table_type = opts.get(TABLE_TYPE, "COPY_ON_WRITE").upper()
+            if table_type not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+                raise InvalidOptionError(
+                    f"{TABLE_TYPE} must be COPY_ON_WRITE or MERGE_ON_READ, got {table_type!r}"
+                )
+            hive = _bool(opts, HIVE_STYLE, False)
+            url = _bool(opts, URL_ENCODE, False)
+            keygen = _keygen(opts, record_keys, partitions)
+            merge_mode = opts.get(MERGE_MODE) or (
+                "EVENT_TIME_ORDERING" if ordering else "COMMIT_TIME_ORDERING"
+            )
+            if merge_mode not in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
+                raise InvalidOptionError(f"{MERGE_MODE}={merge_mode} is not supported by hudi-md's writer")
+            database = opts.get(DATABASE_NAME, "default")
+        if not record_keys:
+            raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
+        col_stats = _bool(opts, COLUMN_STATS_ENABLE, True)  # Spark writers default to true
+        return cls(
+            table_name=table_name,
+            database_name=database,
+            record_key_fields=record_keys,
+            partition_fields=partitions,
+            ordering_fields=ordering,
+            table_type=table_type,
+            hive_style=hive,
+            url_encode=url,
+            keygen=keygen,
+            merge_mode=merge_mode,
+            metadata_enabled=_bool(opts, METADATA_ENABLE, True),
+            column_stats_enabled=col_stats,
+            column_stats_columns=_list(opts.get(COLUMN_STATS_COLUMNS)) or None,
+            column_stats_max_columns=_int(opts, COLUMN_STATS_MAX_COLUMNS, 32),
+            partition_stats_enabled=_bool(opts, PARTITION_STATS_ENABLE, col_stats) and bool(partitions),
+            record_index_enabled=_bool(opts, RECORD_INDEX_ENABLE, False)
+            or _bool(opts, GLOBAL_RECORD_INDEX_ENABLE, False),
+            bloom_index_enabled=_bool(opts, BLOOM_INDEX_ENABLE, False),
+            max_file_size=_int(opts, MAX_FILE_SIZE, 120 * 1024 * 1024),
+            log_block_format=opts.get(LOG_BLOCK_FORMAT, "avro").lower(),
+            combine_before_insert=_bool(opts, COMBINE_BEFORE_INSERT, False),
+            clean_automatic=_bool(opts, CLEAN_AUTOMATIC, True),
+            cleaner_policy=opts.get(CLEANER_POLICY, "KEEP_LATEST_COMMITS").upper(),
+            commits_retained=_int(opts, CLEANER_COMMITS_RETAINED, 10),
+            file_versions_retained=_int(opts, CLEANER_FILE_VERSIONS_RETAINED, 3),
+            compact_inline=_bool(opts, COMPACT_INLINE, False),
+            compact_inline_max_delta_commits=_int(opts, COMPACT_INLINE_MAX_DELTA_COMMITS, 5),
+            archive_automatic=_bool(opts, ARCHIVE_AUTOMATIC, True),
+            keep_min_commits=_int(opts, KEEP_MIN_COMMITS, 20),
+            keep_max_commits=_int(opts, KEEP_MAX_COMMITS, 30),
+            options=opts,
+        )
+
+
+def _keygen(opts: Mapping[str, str], record_keys: list[str], partitions: list[str]) -> str:
+    if KEYGEN_TYPE in opts:
+        return opts[KEYGEN_TYPE].upper()
+    cls_name = opts.get(KEYGEN_CLASS, "").rsplit(".", 1)[-1]
+    by_class = {
+        "SimpleKeyGenerator": "SIMPLE",
+        "ComplexKeyGenerator": "COMPLEX",
+        "NonpartitionedKeyGenerator": "NON_PARTITION",
+        "CustomKeyGenerator": "CUSTOM",
+    }
+    if cls_name:
+        if cls_name not in by_class:
+            raise InvalidOptionError(
+                f"{KEYGEN_CLASS}={opts[KEYGEN_CLASS]} is not supported by hudi-md's writer"
+            )
+        return by_class[cls_name]
+    if not partitions:
+        return "NON_PARTITION"
+    return "COMPLEX" if len(record_keys) > 1 or len(partitions) > 1 else "SIMPLE"

@@ -1,0 +1,428 @@
+"""Writing one file group's share of a commit. Runs wherever the rows are (a Spark executor's
+Python worker, or the local process): it reads and writes storage directly and returns only
+statistics, never rows, to the committing driver.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_md.metadata.records_builder import ColumnRange
+from hudi_md.storage import Storage
+
+OP_COLUMN = "_hoodie_md_op"  # "U" upsert / "D" delete, only between tagging and writing
+META_COLUMNS = [
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+]
+
+
+def new_file_id() -> str:
+    return f"{uuid.uuid4()}-0"
+
+
+def write_token(task_partition_id: int, stage_id: int = 0, attempt_id: int = 0) -> str:
+    return f"{task_partition_id}-{stage_id}-{attempt_id}"
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What every file-group task of one commit shares (pickled to executors)."""
+
+    base_uri: str
+    storage_options: dict[str, Any]
+    instant: str
+    table_schema_json: str  # Avro schema of the table, meta fields included
+    record_key_fields: list[str]
+    ordering_fields: list[str]
+    merge_mode: str
+    is_mor: bool
+    log_block_format: str
+    index_columns: list[str]
+    with_bloom: bool
+
+    def storage(self) -> Storage:
+        return Storage(self.base_uri, self.storage_options)
+
+
+@dataclass(frozen=True)
+class FileGroupTask:
+    partition_path: str
+    file_id: str
+    kind: str  # "insert" (new file group) | "update" (existing file group)
+    base_file: str | None = None  # relative path of the current base file (updates)
+    base_instant: str | None = None
+    prev_commit: str | None = None
+    token: str = "0-0-0"  # write token, fixed at planning so markers can name the exact file
+
+    def file_name(self, instant: str, is_mor: bool) -> str:
+        if self.kind == "update" and is_mor:
+            return f".{self.file_id}_{instant}.log.1_{self.token}"
+        return f"{self.file_id}_{self.token}_{instant}.parquet"
+
+
+@dataclass
+class TaskResult:
+    write_stat: dict[str, Any]
+    column_ranges: dict[str, ColumnRange] = field(default_factory=dict)
+    bloom: str | None = None
+    bloom_type: str | None = None
+    inserted_keys: list[str] = field(default_factory=list)
+    deleted_keys: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["column_ranges"] = {k: _jsonable_range(v) for k, v in self.column_ranges.items()}
+        return json.dumps(d, default=str)
+
+    @classmethod
+    def from_json(cls, text: str, arrow_types: dict[str, pa.DataType]) -> TaskResult:
+        d = json.loads(text)
+        ranges = {k: _range_from_json(v, arrow_types.get(k)) for k, v in d.pop("column_ranges").items()}
+        return cls(column_ranges=ranges, **d)
+
+
+def _jsonable_range(r: ColumnRange) -> dict[str, Any]:
+    return {
+        "column_name": r.column_name,
+        "min_value": _enc(r.min_value),
+        "max_value": _enc(r.max_value),
+        "null_count": r.null_count,
+        "value_count": r.value_count,
+        "total_size": r.total_size,
+        "total_uncompressed_size": r.total_uncompressed_size,
+    }
+
+
+def _enc(v: Any) -> Any:
+    import datetime
+    import decimal
+
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, bytes):
+        return {"b": v.hex()}
+    if isinstance(v, decimal.Decimal):
+        return {"d": str(v)}
+    if isinstance(v, datetime.datetime):
+        return {"ts": v.isoformat()}
+    if isinstance(v, datetime.date):
+        return {"date": v.isoformat()}
+    return str(v)
+
+
+def _dec(v: Any) -> Any:
+    import datetime
+    import decimal
+
+    if isinstance(v, dict):
+        if "b" in v:
+            return bytes.fromhex(v["b"])
+        if "d" in v:
+            return decimal.Decimal(v["d"])
+        if "ts" in v:
+            return datetime.datetime.fromisoformat(v["ts"])
+        if "date" in v:
+            return datetime.date.fromisoformat(v["date"])
+    return v
+
+
+def _range_from_json(d: dict[str, Any], _type: Any) -> ColumnRange:
+    return ColumnRange(
+        d["column_name"],
+        _dec(d["min_value"]),
+        _dec(d["max_value"]),
+        d["null_count"],
+        d["value_count"],
+        d["total_size"],
+        d["total_uncompressed_size"],
+    )
+
+
+# --- stats of rows written to a log file ---------------------------------------------------------
+
+
+def ranges_of_table(table: pa.Table, columns: Sequence[str]) -> dict[str, ColumnRange]:
+    out = {}
+    for c in columns:
+        if table.schema.get_field_index(c) < 0:
+            continue
+        col = table.column(c)
+        try:
+            mm = pc.min_max(col)
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+            continue
+        out[c] = ColumnRange(c, lo, hi, col.null_count, len(col), 0, 0)
+    return out
+
+
+def _write_stat(
+    ctx: WriteContext,
+    task: FileGroupTask,
+    path: str,
+    size: int,
+    *,
+    num_writes: int,
+    num_inserts: int,
+    num_updates: int,
+    num_deletes: int,
+    is_log: bool,
+) -> dict[str, Any]:
+    name = path.rsplit("/", 1)[-1]
+    return {
+        "fileId": task.file_id,
+        "path": path,
+        "prevCommit": task.prev_commit or "null",
+        "numWrites": num_writes,
+        "numDeletes": num_deletes,
+        "numUpdateWrites": num_updates,
+        "numInserts": num_inserts,
+        "totalWriteBytes": size,
+        "totalWriteErrors": 0,
+        "partitionPath": task.partition_path,
+        "fileSizeInBytes": size,
+        "totalLogRecords": 0,
+        "totalLogFiles": 0,
+        "totalLogBlocks": 0,
+        "totalCorruptLogBlock": 0,
+        "totalRollbackBlocks": 0,
+        "baseFile": "" if is_log else name,
+        "logFiles": [name] if is_log else [],
+        "logVersion": 1 if is_log else 0,
+        "logOffset": 0,
+        "prevBaseFile": task.base_file.rsplit("/", 1)[-1] if task.base_file else None,
+    }
+
+
+# --- the task ----------------------------------------------------------------------------------
+
+
+def execute(ctx: WriteContext, task: FileGroupTask, rows: pa.Table, task_partition_id: int = 0) -> TaskResult:
+    """Write ``rows`` (data + ``_hoodie_record_key``/``_hoodie_partition_path`` + op column) to the group."""
+    storage = ctx.storage()
+    upserts = rows.filter(pc.equal(rows.column(OP_COLUMN), "U")).drop_columns([OP_COLUMN])
+    deletes = rows.filter(pc.equal(rows.column(OP_COLUMN), "D"))
+    deleted_keys = deletes.column("_hoodie_record_key").to_pylist()
+    token = task.token
+    if task.kind == "insert":
+        return _write_new_base(ctx, storage, task, upserts, token, task_partition_id)
+    if ctx.is_mor:
+        return _append_log(ctx, storage, task, upserts, deleted_keys, token, task_partition_id)
+    return _merge_base(ctx, storage, task, upserts, deleted_keys, token, task_partition_id)
+
+
+def _arrow_schema(ctx: WriteContext) -> pa.Schema:
+    from hudi_md.read.records import avro_schema_to_arrow
+
+    return avro_schema_to_arrow(ctx.table_schema_json)
+
+
+def _with_meta(
+    ctx: WriteContext, data: pa.Table, task: FileGroupTask, file_name: str, task_partition_id: int
+) -> pa.Table:
+    from hudi_md.read.records import align_to_schema
+
+    n = data.num_rows
+    meta = {
+        "_hoodie_commit_time": pa.array([ctx.instant] * n, pa.string()),
+        "_hoodie_commit_seqno": pa.array(
+            [f"{ctx.instant}_{task_partition_id}_{i}" for i in range(n)], pa.string()
+        ),
+        "_hoodie_record_key": data.column("_hoodie_record_key"),
+        "_hoodie_partition_path": pa.array([task.partition_path] * n, pa.string()),
+        "_hoodie_file_name": pa.array([file_name] * n, pa.string()),
+    }
+    schema = _arrow_schema(ctx)
+    cols = {}
+    for f in schema:
+        if f.name in meta:
+            cols[f.name] = meta[f.name]
+        elif data.schema.get_field_index(f.name) >= 0:
+            cols[f.name] = data.column(f.name)
+        else:
+            cols[f.name] = pa.nulls(n, f.type)
+    return align_to_schema(pa.table(cols), schema)
+
+
+def _write_parquet(
+    ctx: WriteContext, storage: Storage, task: FileGroupTask, table: pa.Table, name: str
+) -> tuple[str, Any]:
+    from hudi_md.index.bloom import BloomFilter
+    from hudi_md.write.base_file import write_base_file
+
+    path = f"{task.partition_path}/{name}" if task.partition_path else name
+    bloom = BloomFilter.create() if ctx.with_bloom else None
+    result = write_base_file(storage, path, table, avro_schema_json=ctx.table_schema_json, bloom=bloom)
+    return path, (result, bloom)
+
+
+def _write_new_base(
+    ctx: WriteContext, storage: Storage, task: FileGroupTask, upserts: pa.Table, token: str, tpid: int
+) -> TaskResult:
+    name = f"{task.file_id}_{token}_{ctx.instant}.parquet"
+    table = _with_meta(ctx, upserts, task, name, tpid)
+    path, (res, bloom) = _write_parquet(ctx, storage, task, table, name)
+    stat = _write_stat(
+        ctx,
+        task,
+        path,
+        res.file_size,
+        num_writes=table.num_rows,
+        num_inserts=table.num_rows,
+        num_updates=0,
+        num_deletes=0,
+        is_log=False,
+    )
+    return TaskResult(
+        stat,
+        {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
+        bloom.serialize() if bloom else None,
+        "DYNAMIC_V0" if bloom else None,
+        inserted_keys=table.column("_hoodie_record_key").to_pylist(),
+    )
+
+
+def _merge_spec(ctx: WriteContext) -> Any:
+    from hudi_md.read.merge import MergeSpec
+
+    return MergeSpec(
+        record_key_fields=list(ctx.record_key_fields),
+        ordering_fields=list(ctx.ordering_fields),
+        merge_mode=ctx.merge_mode,
+        use_meta_key=True,
+    )
+
+
+def _merge_base(
+    ctx: WriteContext,
+    storage: Storage,
+    task: FileGroupTask,
+    upserts: pa.Table,
+    deleted_keys: list[str],
+    token: str,
+    tpid: int,
+) -> TaskResult:
+    """COW update: a new version of the base file with updates applied and deletes removed."""
+    import pyarrow.parquet as pq
+
+    assert task.base_file is not None
+    old = pq.read_table(pa.BufferReader(storage.read_bytes(task.base_file)))
+    name = f"{task.file_id}_{token}_{ctx.instant}.parquet"
+    incoming = _with_meta(ctx, upserts, task, name, tpid)
+    schema = incoming.schema
+    from hudi_md.read.records import align_to_schema
+
+    old = align_to_schema(old, schema)
+    old_keys = old.column("_hoodie_record_key")
+    in_keys = incoming.column("_hoodie_record_key")
+    if ctx.merge_mode == "EVENT_TIME_ORDERING" and ctx.ordering_fields and incoming.num_rows:
+        incoming = _drop_stale_updates(old, incoming, ctx.ordering_fields[0])
+        in_keys = incoming.column("_hoodie_record_key")
+    replaced = pc.is_in(
+        old_keys, value_set=pa.concat_arrays([in_keys.combine_chunks(), pa.array(deleted_keys, pa.string())])
+    )
+    kept = old.filter(pc.invert(replaced))
+    kept = kept.set_column(
+        schema.get_field_index("_hoodie_file_name"),
+        "_hoodie_file_name",
+        pa.array([name] * kept.num_rows, pa.string()),
+    )
+    num_deleted = int(pc.sum(pc.is_in(old_keys, value_set=pa.array(deleted_keys, pa.string()))).as_py() or 0)
+    num_updated = int(pc.sum(pc.is_in(old_keys, value_set=in_keys.combine_chunks())).as_py() or 0)
+    new = pa.concat_tables([kept, incoming])
+    path, (res, bloom) = _write_parquet(ctx, storage, task, new, name)
+    stat = _write_stat(
+        ctx,
+        task,
+        path,
+        res.file_size,
+        num_writes=new.num_rows,
+        num_inserts=incoming.num_rows - num_updated,
+        num_updates=num_updated,
+        num_deletes=num_deleted,
+        is_log=False,
+    )
+    return TaskResult(
+        stat,
+        {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
+        bloom.serialize() if bloom else None,
+        "DYNAMIC_V0" if bloom else None,
+        inserted_keys=[],
+        deleted_keys=[k for k in deleted_keys if k in set(old_keys.to_pylist())],
+    )
+
+
+def _drop_stale_updates(old: pa.Table, incoming: pa.Table, ordering: str) -> pa.Table:
+    """Event-time ordering: an update whose ordering value is below the stored one is ignored."""
+    if old.schema.get_field_index(ordering) < 0:
+        return incoming
+    stored = dict(
+        zip(old.column("_hoodie_record_key").to_pylist(), old.column(ordering).to_pylist(), strict=True)
+    )
+    keep = []
+    for k, v in zip(
+        incoming.column("_hoodie_record_key").to_pylist(), incoming.column(ordering).to_pylist(), strict=True
+    ):
+        s = stored.get(k)
+        keep.append(s is None or v is None or not (s > v))
+    return incoming.filter(pa.array(keep, pa.bool_()))
+
+
+def _append_log(
+    ctx: WriteContext,
+    storage: Storage,
+    task: FileGroupTask,
+    upserts: pa.Table,
+    deleted_keys: list[str],
+    token: str,
+    tpid: int,
+) -> TaskResult:
+    """MOR update: one new log file for this deltacommit (data block and/or delete block)."""
+    from hudi_md.formats.logfile import DeleteRecord
+    from hudi_md.formats.logfile_writer import avro_data_block, delete_block, parquet_data_block
+
+    name = f".{task.file_id}_{ctx.instant}.log.1_{token}"
+    path = f"{task.partition_path}/{name}" if task.partition_path else name
+    content = b""
+    records = _with_meta(ctx, upserts, task, task.file_id, tpid) if upserts.num_rows else None
+    if records is not None:
+        if ctx.log_block_format == "parquet":
+            content += parquet_data_block(records, ctx.table_schema_json, ctx.instant)
+        else:
+            content += avro_data_block(_to_avro_rows(records), ctx.table_schema_json, ctx.instant)
+    if deleted_keys:
+        content += delete_block([DeleteRecord(k, task.partition_path, 0) for k in deleted_keys], ctx.instant)
+    storage.write_bytes(path, content)
+    ranges = ranges_of_table(records, ctx.index_columns) if records is not None else {}
+    n = records.num_rows if records is not None else 0
+    stat = _write_stat(
+        ctx,
+        task,
+        path,
+        len(content),
+        num_writes=n,
+        num_inserts=0,
+        num_updates=n,
+        num_deletes=len(deleted_keys),
+        is_log=True,
+    )
+    stat["baseFile"] = task.base_file.rsplit("/", 1)[-1] if task.base_file else ""
+    stat["totalLogBlocks"] = int(records is not None) + int(bool(deleted_keys))
+    stat["totalLogRecords"] = n + len(deleted_keys)
+    return TaskResult(stat, ranges, None, None, inserted_keys=[], deleted_keys=list(deleted_keys))
+
+
+def _to_avro_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows as fastavro expects them for the table's Avro schema (decimals, dates, timestamps)."""
+    return table.to_pylist()

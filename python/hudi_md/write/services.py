@@ -1,0 +1,322 @@
+"""Table services, each under the table lock and each reflected in the MDT like any commit:
+data clean (KEEP_LATEST_COMMITS / KEEP_LATEST_FILE_VERSIONS), MOR compaction, MDT compaction."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.records_builder import column_stats_record, files_record
+from hudi_md.table.config import TableConfig
+from hudi_md.table.timeline import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT
+from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
+from hudi_md.write.lock import TableLock
+
+if TYPE_CHECKING:
+    from hudi_md.write.config import WriteConfig
+    from hudi_md.write.writer import HudiWriter
+
+log = logging.getLogger(__name__)
+TIMELINE = ".hoodie/timeline"
+
+
+def run_inline(writer: HudiWriter, cfg: WriteConfig) -> None:
+    if cfg.is_mor and cfg.compact_inline:
+        timeline = writer._timeline().completed()
+        last = timeline.of_actions(COMMIT).last()
+        since = [
+            i
+            for i in timeline.of_actions(DELTA_COMMIT)
+            if last is None or i.requested_time > last.requested_time
+        ]
+        if len(since) >= cfg.compact_inline_max_delta_commits:
+            compact(writer)
+    if cfg.clean_automatic:
+        clean(writer, cfg)
+    compact_metadata_table(writer)
+
+
+# --- MDT compaction ------------------------------------------------------------------------------
+
+
+def compact_metadata_table(writer: HudiWriter, *, force: bool = False) -> str | None:
+    from hudi_md.api import Table
+    from hudi_md.metadata.writer import MetadataTableWriter
+
+    with TableLock(writer.storage):
+        config = TableConfig.load(writer.storage)
+        if not config.metadata_partitions:
+            return None
+        mw = MetadataTableWriter(writer.storage, config, writer.options)
+        table = Table(writer.storage, {"hoodie.metadata.enable": "true"})
+        reader = table.metadata_table
+        return mw.compact(reader) if force else mw.compact_if_due(reader)
+
+
+# --- clean -------------------------------------------------------------------------------------------
+
+
+def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
+    """Delete file slices no query of the retained commits can need; returns the clean instant."""
+    from hudi_md.api import Table
+    from hudi_md.formats.timeline_writer import serialize_instant_metadata
+
+    with TableLock(writer.storage):
+        table = Table(writer.storage, {})
+        commits = [i for i in table.timeline.write_timeline()]
+        if cfg.cleaner_policy == "KEEP_LATEST_COMMITS" and len(commits) <= cfg.commits_retained:
+            return None
+        earliest = (
+            commits[-cfg.commits_retained].requested_time
+            if cfg.cleaner_policy == "KEEP_LATEST_COMMITS"
+            else None
+        )
+        pending_compactions = {i.requested_time for i in table.timeline.pending().of_actions(COMPACTION)}
+        view = table.file_system_view()
+        to_delete: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        replaced = table.timeline.write_timeline().replaced_file_ids()
+        for partition, groups in view.file_groups(table.partitions()).items():
+            for g in groups:
+                instants = sorted(g.slices, reverse=True)
+                if cfg.cleaner_policy == "KEEP_LATEST_FILE_VERSIONS":
+                    doomed = instants[cfg.file_versions_retained :]
+                else:
+                    # keep slices at/after `earliest`, and the newest slice before it
+                    older = [t for t in instants if t < earliest]
+                    doomed = older[1:]
+                doomed = [t for t in doomed if t not in pending_compactions]
+                for t in doomed:
+                    s = g.slices[t]
+                    if s.base_file is not None:
+                        to_delete[partition].append((s.base_file.name, s.base_file.size))
+                    for lf in s.log_files:
+                        to_delete[partition].append((lf.name, lf.size))
+        # file groups replaced before the retained window: all their files go
+        for (partition, file_id), at in replaced.items():
+            if earliest is not None and at < earliest:
+                for e in table.listing.files_in_partitions([partition]).get(partition, []):
+                    if e.name.lstrip(".").startswith(file_id):
+                        to_delete[partition].append((e.name, e.size))
+        if not any(to_delete.values()):
+            return None
+        last = table.timeline.last()
+        instant = new_instant_time(after=last.requested_time if last else None)
+        tw = TimelineWriter(writer.storage, TIMELINE)
+        plan = {
+            "earliestInstantToRetain": {"timestamp": earliest, "action": COMMIT, "state": "COMPLETED"}
+            if earliest
+            else None,
+            "lastCompletedCommitTimestamp": commits[-1].requested_time,
+            "policy": cfg.cleaner_policy,
+            "filesToBeDeletedPerPartition": {},
+            "version": 2,
+            "filePathsToBeDeletedPerPartition": {
+                p: [
+                    {"filePath": writer.storage.uri(f"{p}/{n}" if p else n), "isBootstrapBaseFile": False}
+                    for n, _ in files
+                ]
+                for p, files in to_delete.items()
+            },
+            "partitionsToBeDeleted": [],
+            "extraMetadata": {},
+        }
+        tw.requested(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
+        tw.inflight(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
+        deleted: dict[str, list[str]] = defaultdict(list)
+        for p, files in to_delete.items():
+            for name, _ in sorted(set(files)):
+                path = f"{p}/{name}" if p else name
+                if writer.storage.exists(path):
+                    writer.storage.delete(path)
+                deleted[p].append(name)
+        config = TableConfig.load(writer.storage)
+        if config.metadata_partitions:
+            _clean_in_mdt(writer, config, instant, deleted, table)
+        meta = {
+            "startCleanTime": instant,
+            "timeTakenInMillis": 0,
+            "totalFilesDeleted": sum(len(v) for v in deleted.values()),
+            "earliestCommitToRetain": earliest or "",
+            "lastCompletedCommitTimestamp": commits[-1].requested_time,
+            "partitionMetadata": {
+                p: {
+                    "partitionPath": p,
+                    "policy": cfg.cleaner_policy,
+                    "deletePathPatterns": names,
+                    "successDeleteFiles": names,
+                    "failedDeleteFiles": [],
+                    "isPartitionDeleted": False,
+                }
+                for p, names in deleted.items()
+            },
+            "version": 2,
+            "bootstrapPartitionMetadata": {},
+            "extraMetadata": {},
+        }
+        tw.complete(instant, CLEAN, serialize_instant_metadata("clean", meta))
+        return instant
+
+
+def _clean_in_mdt(
+    writer: HudiWriter, config: TableConfig, instant: str, deleted: dict[str, list[str]], table: Any
+) -> None:
+    from hudi_md.metadata.records_builder import ColumnRange
+    from hudi_md.metadata.writer import MetadataTableWriter
+
+    records = [files_record(p, {}, names) for p, names in deleted.items()]
+    available = set(config.metadata_partitions)
+    if K.COLUMN_STATS in available:
+        mdt = table.metadata_table
+        stats = mdt.column_stats(None, sorted(deleted)) if mdt is not None else []
+        doomed = {(p, n) for p, names in deleted.items() for n in names}
+        types = {f.name: f.type for f in table.schema}
+        for s in stats:
+            if (s.partition_path, s.file_name) in doomed and s.column_name in types:
+                rng = ColumnRange(
+                    s.column_name, s.min_value, s.max_value, s.null_count or 0, s.value_count or 0, 0, 0
+                )
+                records.append(
+                    column_stats_record(
+                        s.partition_path, s.file_name, rng, types[s.column_name], is_deleted=True
+                    )
+                )
+    MetadataTableWriter(writer.storage, config, writer.options).write_records(
+        instant, records, partitions=sorted(available), operation="CLEAN"
+    )
+
+
+# --- MOR compaction -------------------------------------------------------------------------------------
+
+
+def compact(writer: HudiWriter) -> str | None:
+    """Schedule and run a compaction of every MOR file slice that has log files."""
+    from hudi_md.api import Table
+    from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+    from hudi_md.read.merge import MergeSpec
+    from hudi_md.read.slice_reader import instant_validator, read_file_slice
+    from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, _write_parquet
+    from hudi_md.write.writer import mdt_records_for_commit
+
+    with TableLock(writer.storage):
+        table = Table(writer.storage, {})
+        if not table.config.is_mor:
+            return None
+        slices = [s for s in table.file_system_view().latest_file_slices(table.partitions()) if s.log_files]
+        if not slices:
+            return None
+        last = table.timeline.last()
+        instant = new_instant_time(after=last.requested_time if last else None)
+        tw = TimelineWriter(writer.storage, TIMELINE)
+        plan = {
+            "operations": [
+                {
+                    "baseInstantTime": s.base_instant,
+                    "deltaFilePaths": [lf.name for lf in s.log_files],
+                    "dataFilePath": s.base_file.name if s.base_file else None,
+                    "fileId": s.file_id,
+                    "partitionPath": s.partition_path,
+                    "metrics": {},
+                    "bootstrapFilePath": None,
+                }
+                for s in slices
+            ],
+            "extraMetadata": None,
+            "version": 2,
+            "strategy": None,
+            "preserveHoodieMetadata": True,
+        }
+        tw.requested(instant, COMPACTION, serialize_instant_metadata("compaction_plan", plan))
+        tw.inflight(instant, COMPACTION, b"")
+        schema = table.schema
+        merge = MergeSpec.from_config(table.config)
+        valid = instant_validator(table.timeline)
+        last_commit = table.timeline.write_timeline().last()
+        avro_schema = (
+            table.timeline.metadata(last_commit).get("extraMetadata", {}).get("schema")
+            if last_commit
+            else None
+        )
+        import json as _json
+
+        from hudi_md.write.schema import with_meta_fields
+
+        avro_with_meta = _json.dumps(with_meta_fields(_json.loads(avro_schema)), separators=(",", ":"))
+        from hudi_md.write.base_file import columns_to_index
+
+        index_columns = columns_to_index(schema) if table.config.metadata_partitions else []
+        ctx = WriteContext(
+            base_uri=writer.uri,
+            storage_options=writer.storage_options,
+            instant=instant,
+            table_schema_json=avro_with_meta,
+            record_key_fields=table.config.record_key_fields,
+            ordering_fields=table.config.ordering_fields,
+            merge_mode=table.config.record_merge_mode,
+            is_mor=True,
+            log_block_format="avro",
+            index_columns=index_columns,
+            with_bloom=True,
+        )
+        results = []
+        for i, s in enumerate(slices):
+            rows = read_file_slice(writer.storage, s, schema=schema, merge=merge, is_valid_instant=valid)
+            task = FileGroupTask(
+                s.partition_path, s.file_id, "insert", token=f"{i}-0-0", prev_commit=s.base_instant
+            )
+            name = task.file_name(instant, False)
+            rows = rows.set_column(
+                rows.schema.get_field_index("_hoodie_file_name"),
+                "_hoodie_file_name",
+                pa.array([name] * rows.num_rows, pa.string()),
+            )
+            path, (res, bloom) = _write_parquet(ctx, writer.storage, task, rows, name)
+            stat = {
+                "fileId": s.file_id,
+                "path": path,
+                "prevCommit": s.base_instant,
+                "numWrites": rows.num_rows,
+                "numDeletes": 0,
+                "numUpdateWrites": 0,
+                "numInserts": 0,
+                "totalWriteBytes": res.file_size,
+                "totalWriteErrors": 0,
+                "partitionPath": s.partition_path,
+                "fileSizeInBytes": res.file_size,
+                "totalLogFilesCompacted": len(s.log_files),
+                "baseFile": name,
+                "logFiles": [],
+            }
+            results.append(
+                TaskResult(
+                    stat,
+                    {k: v for k, v in res.column_stats.items() if k in index_columns},
+                    bloom.serialize() if bloom else None,
+                    "DYNAMIC_V0" if bloom else None,
+                )
+            )
+        stats: dict[str, list] = defaultdict(list)
+        for r in results:
+            stats[r.write_stat["partitionPath"]].append(r.write_stat)
+        meta = commit_metadata_record(
+            dict(stats), operation_type="COMPACT", extra_metadata={"schema": avro_schema}, compacted=True
+        )
+        config = TableConfig.load(writer.storage)
+        if config.metadata_partitions:
+            from hudi_md.metadata.writer import MetadataTableWriter
+
+            types = {f.name: f.type for f in schema}
+            records = mdt_records_for_commit(
+                instant, results, set(config.metadata_partitions) - {K.RECORD_INDEX}, types
+            )
+            MetadataTableWriter(writer.storage, config, writer.options).write_records(
+                instant, records, partitions=sorted(config.metadata_partitions), operation="COMPACT"
+            )
+        tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
+        return instant
+
+
+_ = REPLACE_COMMIT

@@ -1,0 +1,673 @@
+"""The commit protocol (DESIGN.md, RFC-15 V2) for table version 9.
+
+1. lock; 2. roll back failed instants; 3. ``T.a.requested`` → ``T.a.inflight``, write data files
+(markers first); 4. MDT records from the write statistics; 5. MDT deltacommit ``T`` into every
+available or inflight MDT partition; 6. complete ``T`` (``T_C.a``); unlock; 7. inline services.
+
+File writing is delegated to an *executor* (a callable running :func:`file_groups.execute` over
+tasks): the local one loops in-process, the Spark one runs them in Python workers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_md.errors import InvalidOptionError
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.records_builder import (
+    MdtRecord,
+    all_partitions_record,
+    bloom_filter_record,
+    column_stats_record,
+    files_record,
+    merge_ranges,
+    record_index_delete,
+    record_index_record,
+)
+from hudi_md.storage import Storage
+from hudi_md.table import config as C
+from hudi_md.table.config import TableConfig, write_table_config
+from hudi_md.table.timeline import (
+    COMMIT,
+    DELTA_COMMIT,
+    REPLACE_COMMIT,
+    ROLLBACK,
+    Instant,
+    Timeline,
+)
+from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
+from hudi_md.write import keygen
+from hudi_md.write.config import OPERATIONS, WriteConfig
+from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
+from hudi_md.write.lock import TableLock
+
+log = logging.getLogger(__name__)
+
+Executor = Callable[[WriteContext, list[tuple[FileGroupTask, pa.Table]]], list[TaskResult]]
+
+OPERATION_TYPES = {
+    "insert": "INSERT",
+    "bulk_insert": "BULK_INSERT",
+    "upsert": "UPSERT",
+    "delete": "DELETE",
+    "insert_overwrite": "INSERT_OVERWRITE",
+    "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+}
+TIMELINE = ".hoodie/timeline"
+TEMP = ".hoodie/.temp"
+INDEX_DEFS = ".hoodie/.index_defs/index.json"
+
+
+def local_executor(ctx: WriteContext, tasks: list[tuple[FileGroupTask, pa.Table]]) -> list[TaskResult]:
+    from hudi_md.write.file_groups import execute
+
+    return [execute(ctx, task, rows, i) for i, (task, rows) in enumerate(tasks)]
+
+
+@dataclass
+class CommitResult:
+    instant: str
+    action: str
+    results: list[TaskResult] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+class Crash(Exception):
+    """Raised by a test hook to simulate a writer dying at a named step."""
+
+
+class HudiWriter:
+    """Writes one table. Not thread-safe; several writers coordinate through the table lock."""
+
+    def __init__(
+        self, uri: str, options: Mapping[str, Any] | None = None, *, executor: Executor | None = None
+    ):
+        opts = {str(k): v for k, v in (options or {}).items()}
+        self.storage_options = {k: v for k, v in opts.items() if not k.startswith("hoodie.")}
+        self.options = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
+        self.storage = Storage(uri, self.storage_options)
+        self.uri = uri
+        self.executor = executor or local_executor
+        self.crash_at: str | None = (
+            None  # test hook: "after_data_files", "after_mdt_commit", "before_complete"
+        )
+
+    # --- table state ----------------------------------------------------------------------------
+
+    def _config(self) -> TableConfig | None:
+        if not self.storage.exists(C.PROPERTIES_FILE):
+            return None
+        return TableConfig.load(self.storage)
+
+    def _timeline(self) -> Timeline:
+        return Timeline.load(self.storage, TIMELINE, 2)
+
+    def _check(self, step: str) -> None:
+        if self.crash_at == step:
+            raise Crash(step)
+
+    # --- table creation ---------------------------------------------------------------------------
+
+    def _create_table(self, cfg: WriteConfig, avro_schema_json: str) -> TableConfig:
+        props = {
+            C.TABLE_NAME: cfg.table_name,
+            C.DATABASE_NAME: cfg.database_name,
+            C.TABLE_TYPE: cfg.table_type,
+            C.TABLE_VERSION: "9",
+            C.INITIAL_VERSION: "9",
+            C.RECORD_KEY_FIELDS: ",".join(cfg.record_key_fields),
+            C.PARTITION_FIELDS: ",".join(cfg.partition_fields),
+            C.KEYGEN_TYPE: cfg.keygen,
+            C.HIVE_STYLE_PARTITIONING: str(cfg.hive_style).lower(),
+            C.URL_ENCODE_PARTITIONING: str(cfg.url_encode).lower(),
+            C.DROP_PARTITION_COLUMNS: "false",
+            C.TIMELINE_LAYOUT_VERSION: "2",
+            C.TIMELINE_PATH: "timeline",
+            C.TIMELINE_HISTORY_PATH: "history",
+            C.ARCHIVELOG_FOLDER: "archived",
+            C.RECORD_MERGE_MODE: cfg.merge_mode,
+            "hoodie.table.format": "native",
+            "hoodie.table.index.defs.path": INDEX_DEFS,
+            C.METADATA_PARTITIONS_INFLIGHT: "",
+            C.CREATE_SCHEMA: _without_meta(avro_schema_json),
+        }
+        if cfg.ordering_fields:
+            props[C.ORDERING_FIELDS] = ",".join(cfg.ordering_fields)
+        if not cfg.partition_fields:
+            props.pop(C.PARTITION_FIELDS)
+        self.storage.makedirs(f"{TIMELINE}/history")
+        self.storage.makedirs(TEMP)
+        return write_table_config(self.storage, props)
+
+    # --- public entry ------------------------------------------------------------------------------
+
+    def write(self, data: pa.Table, operation: str) -> CommitResult:
+        if operation not in OPERATIONS:
+            raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        existing = self._config()
+        cfg = WriteConfig.from_options(self.options, existing)
+        if existing is not None and existing.table_version != 9:
+            raise InvalidOptionError(
+                f"{self.storage.uri()} is table version {existing.table_version}; hudi-md writes version 9"
+            )
+        avro_schema = self._avro_schema(cfg, data, existing)
+        with TableLock(self.storage):
+            config = existing or self._create_table(cfg, avro_schema)
+            self.rollback_failed_writes(config)
+            config = TableConfig.load(self.storage)
+            config = self._sync_metadata_table_state(cfg, config)
+            result = self._commit(cfg, config, data, operation, avro_schema)
+        self._inline_services(cfg)
+        return result
+
+    def _avro_schema(self, cfg: WriteConfig, data: pa.Table, existing: TableConfig | None) -> str:
+        from hudi_md.write.schema import arrow_to_avro_schema, with_meta_fields
+
+        cols = [f for f in data.schema if f.name not in _META and f.name != OP_COLUMN]
+        schema = arrow_to_avro_schema(pa.schema(cols), f"{cfg.table_name}_record", f"hoodie.{cfg.table_name}")
+        return json.dumps(with_meta_fields(schema), separators=(",", ":"))
+
+    # --- rollback of failed writes ---------------------------------------------------------------------
+
+    def rollback_failed_writes(self, config: TableConfig) -> list[str]:
+        """Roll back every pending write instant (we hold the lock: nobody else is writing)."""
+        done = []
+        for instant in self._timeline().pending():
+            if instant.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
+                self.rollback(instant, config)
+                done.append(instant.requested_time)
+        return done
+
+    def rollback(self, instant: Instant, config: TableConfig, *, reason: str = "failed write") -> str:
+        """v9 rollback: delete the files the instant wrote (found through its markers), undo its
+        MDT deltacommit, record a rollback instant, and drop the instant's pending files."""
+        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+
+        rb_time = new_instant_time(
+            after=self._timeline().last().requested_time if self._timeline().last() else None
+        )
+        tw = TimelineWriter(self.storage, TIMELINE)
+        written = self._marked_files(instant.requested_time)
+        plan = {
+            "instantToRollback": {"commitTime": instant.requested_time, "action": instant.action},
+            "RollbackRequests": [
+                {
+                    "partitionPath": p,
+                    "fileId": "",
+                    "latestBaseInstant": instant.requested_time,
+                    "filesToBeDeleted": [self.storage.uri(f"{p}/{n}" if p else n) for n in names],
+                    "logBlocksToBeDeleted": {},
+                }
+                for p, names in written.items()
+            ],
+            "version": 1,
+        }
+        tw.requested(rb_time, ROLLBACK, serialize_instant_metadata("rollback_plan", plan))
+        tw.inflight(rb_time, ROLLBACK, b"")
+        deleted: dict[str, list[str]] = defaultdict(list)
+        for p, names in written.items():
+            for n in names:
+                path = f"{p}/{n}" if p else n
+                if self.storage.exists(path):
+                    self.storage.delete(path)
+                    deleted[p].append(self.storage.uri(path))
+        self._rollback_mdt_instant(instant.requested_time)
+        if config.metadata_partitions:
+            from hudi_md.metadata.writer import MetadataTableWriter
+
+            mw = MetadataTableWriter(self.storage, config, self.options)
+            records = [
+                files_record(p, {}, [u.rsplit("/", 1)[-1] for u in urls]) for p, urls in deleted.items()
+            ]
+            mw.write_records(rb_time, records, partitions=[K.FILES], operation="ROLLBACK")
+        meta = {
+            "startRollbackTime": rb_time,
+            "timeTakenInMillis": 0,
+            "totalFilesDeleted": sum(len(v) for v in deleted.values()),
+            "commitsRollback": [instant.requested_time],
+            "partitionMetadata": {
+                p: {
+                    "partitionPath": p,
+                    "successDeleteFiles": urls,
+                    "failedDeleteFiles": [],
+                    "rollbackLogFiles": {},
+                    "logFilesFromFailedCommit": {},
+                }
+                for p, urls in deleted.items()
+            },
+            "version": 1,
+            "instantsRollback": [{"commitTime": instant.requested_time, "action": instant.action}],
+        }
+        tw.complete(rb_time, ROLLBACK, serialize_instant_metadata("rollback", meta))
+        tw.delete_pending(instant)
+        self._delete_markers(instant.requested_time)
+        log.info("rolled back %s (%s) as %s", instant, reason, rb_time)
+        return rb_time
+
+    def _marked_files(self, instant_time: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        root = f"{TEMP}/{instant_time}"
+
+        def walk(path: str, rel: str) -> None:
+            for e in self.storage.list(path):
+                if e.is_dir:
+                    walk(e.path, f"{rel}/{e.name}" if rel else e.name)
+                elif ".marker." in e.name:
+                    out[rel].append(e.name.split(".marker.")[0])
+
+        walk(root, "")
+        return out
+
+    def _delete_markers(self, instant_time: str) -> None:
+        path = f"{TEMP}/{instant_time}"
+        if self.storage.exists(path):
+            self.storage.delete(path, recursive=True)
+
+    def _rollback_mdt_instant(self, instant_time: str) -> None:
+        """Remove MDT deltacommit ``T`` (its log files and timeline files), so it can never become
+        valid once the data instant's pending files are gone."""
+        mdt = self.storage.child(".hoodie/metadata")
+        if not mdt.exists(C.PROPERTIES_FILE):
+            return
+        for part in mdt.list(""):
+            if not part.is_dir or part.name.startswith("."):
+                continue
+            for e in mdt.list(part.name):
+                if f"_{instant_time}.log." in e.name or e.name.endswith(f"_{instant_time}.hfile"):
+                    mdt.delete(e.path)
+        for e in mdt.list(TIMELINE):
+            if e.name.startswith(f"{instant_time}.") or e.name.startswith(f"{instant_time}_"):
+                mdt.delete(e.path)
+
+    # --- the MDT's configuration -------------------------------------------------------------------------
+
+    def wanted_mdt_partitions(self, cfg: WriteConfig) -> list[str]:
+        if not cfg.metadata_enabled:
+            return []
+        wanted = [K.FILES]
+        if cfg.column_stats_enabled:
+            wanted.append(K.COLUMN_STATS)
+        if cfg.partition_stats_enabled:
+            wanted.append(K.PARTITION_STATS)
+        if cfg.record_index_enabled:
+            wanted.append(K.RECORD_INDEX)
+        if cfg.bloom_index_enabled:
+            wanted.append(K.BLOOM_FILTERS)
+        return wanted
+
+    def _sync_metadata_table_state(self, cfg: WriteConfig, config: TableConfig) -> TableConfig:
+        """Create missing MDT partitions (from the table's current state), or drop the MDT when
+        ``hoodie.metadata.enable=false`` so no reader ever sees a stale one."""
+        wanted = self.wanted_mdt_partitions(cfg)
+        if not wanted:
+            if config.metadata_partitions or self.storage.exists(".hoodie/metadata"):
+                from hudi_md.metadata.lifecycle import delete_metadata_table
+
+                return delete_metadata_table(self.storage)
+            return config
+        missing = [p for p in wanted if p not in config.metadata_partitions]
+        if missing:
+            from hudi_md.metadata.lifecycle import initialize_partitions
+
+            config = initialize_partitions(self.storage, config, missing, cfg, self.options)
+        return config
+
+    # --- one commit -------------------------------------------------------------------------------------
+
+    def _commit(
+        self, cfg: WriteConfig, config: TableConfig, data: pa.Table, operation: str, avro_schema: str
+    ) -> CommitResult:
+        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+
+        timeline = self._timeline()
+        last = timeline.last()
+        instant = new_instant_time(after=last.requested_time if last else None)
+        overwrite = operation in ("insert_overwrite", "insert_overwrite_table")
+        action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if cfg.is_mor else COMMIT)
+        tw = TimelineWriter(self.storage, TIMELINE)
+        tw.requested(instant, action, self._requested_content(action, operation))
+        tw.inflight(instant, action, b"")
+
+        rows = self._prepare_rows(cfg, data, operation)
+        tasks, replaced = self._plan_tasks(cfg, config, timeline, rows, operation, instant)
+        index_columns = self._index_columns(cfg, config, avro_schema)
+        ctx = WriteContext(
+            base_uri=self.uri,
+            storage_options=self.storage_options,
+            instant=instant,
+            table_schema_json=avro_schema,
+            record_key_fields=cfg.record_key_fields,
+            ordering_fields=cfg.ordering_fields,
+            merge_mode=cfg.merge_mode,
+            is_mor=cfg.is_mor,
+            log_block_format=cfg.log_block_format,
+            index_columns=index_columns,
+            with_bloom=True,
+        )
+        self._write_markers(instant, tasks, cfg)
+        self._write_partition_metadata(instant, {t.partition_path for t, _ in tasks}, cfg)
+        results = self.executor(ctx, tasks) if tasks else []
+        self._check("after_data_files")
+
+        stats: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in results:
+            stats[r.write_stat["partitionPath"]].append(r.write_stat)
+        extra = {"schema": _without_meta(avro_schema)}
+        meta = commit_metadata_record(
+            dict(stats),
+            operation_type=OPERATION_TYPES[operation],
+            extra_metadata=extra,
+            partition_to_replace_file_ids=replaced if overwrite else None,
+        )
+        if config.metadata_partitions:
+            self._write_mdt(config, instant, results, avro_schema, replaced)
+        self._check("after_mdt_commit")
+        self._check("before_complete")
+        tw.complete(
+            instant, action, serialize_instant_metadata("replacecommit" if overwrite else "commit", meta)
+        )
+        self._delete_markers(instant)
+        return CommitResult(instant, action, results)
+
+    def _write_partition_metadata(self, instant: str, partitions: Iterable[str], cfg: WriteConfig) -> None:
+        """``.hoodie_partition_metadata`` in each partition this commit creates (Hudi's marker of a
+        partition directory; listings find partitions by it)."""
+        from hudi_md.metadata.writer import partition_metadata_bytes
+
+        for p in sorted(partitions):
+            path = f"{p}/.hoodie_partition_metadata" if p else ".hoodie_partition_metadata"
+            if not self.storage.exists(path):
+                depth = len(p.split("/")) if p else 0
+                self.storage.write_bytes(path, partition_metadata_bytes(instant, depth))
+
+    def _requested_content(self, action: str, operation: str) -> bytes:
+        if action != REPLACE_COMMIT:
+            return b""
+        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+
+        return serialize_instant_metadata(
+            "requested_replace",
+            {
+                "operationType": OPERATION_TYPES[operation],
+                "clusteringPlan": None,
+                "extraMetadata": {},
+                "version": 1,
+            },
+        )
+
+    def _write_markers(
+        self, instant: str, tasks: list[tuple[FileGroupTask, pa.Table]], cfg: WriteConfig
+    ) -> None:
+        """A direct marker per file to be written (Hudi's DIRECT marker layout), before any data
+        file exists, so a crash at any later point can be undone by deleting the marked files."""
+        for task, _ in tasks:
+            base = f"{TEMP}/{instant}/{task.partition_path}".rstrip("/")
+            kind = "APPEND" if (cfg.is_mor and task.kind == "update") else "CREATE"
+            self.storage.write_bytes(f"{base}/{task.file_name(instant, cfg.is_mor)}.marker.{kind}", b"")
+
+    # --- rows and tasks ------------------------------------------------------------------------------------
+
+    def _prepare_rows(self, cfg: WriteConfig, data: pa.Table, operation: str) -> pa.Table:
+        data = data.drop_columns([c for c in data.column_names if c in _META or c == OP_COLUMN])
+        keys = keygen.record_keys(data, cfg.record_key_fields, cfg.keygen)
+        parts = keygen.partition_paths(
+            data, cfg.partition_fields, hive_style=cfg.hive_style, url_encode=cfg.url_encode
+        )
+        op = "D" if operation == "delete" else "U"
+        rows = data.append_column("_hoodie_record_key", keys).append_column("_hoodie_partition_path", parts)
+        rows = rows.append_column(OP_COLUMN, pa.array([op] * data.num_rows, pa.string()))
+        if operation in ("upsert", "delete") or cfg.combine_before_insert:
+            rows = _dedupe(rows, cfg)
+        return rows
+
+    def _existing_locations(
+        self, cfg: WriteConfig, config: TableConfig, partitions: Sequence[str], keys: pa.Array
+    ) -> dict[tuple[str, str], tuple[str, str]]:
+        """(partition, key) → (file id, base instant) for keys already in the table."""
+        from hudi_md.api import Table
+
+        table = Table(self.storage, {})
+        out: dict[tuple[str, str], tuple[str, str]] = {}
+        view = table.file_system_view()
+        mdt = table.metadata_table
+        latest = {(s.partition_path, s.file_id): s for s in view.latest_file_slices(list(partitions))}
+        if mdt is not None and K.RECORD_INDEX in mdt.available_partitions:
+            for key, loc in mdt.record_index(keys.to_pylist()).items():
+                if (loc.partition_path, loc.file_id) in latest:
+                    out[(loc.partition_path, key)] = (
+                        loc.file_id,
+                        latest[(loc.partition_path, loc.file_id)].base_instant,
+                    )
+            return out
+        # Without a record index, read the keys of the affected partitions' latest slices.
+        from hudi_md.read.merge import MergeSpec
+        from hudi_md.read.slice_reader import instant_validator, read_file_slice
+
+        schema = table.schema
+        merge = MergeSpec.from_config(table.config)
+        valid = instant_validator(table.timeline)
+        wanted = set(keys.to_pylist())
+        for (p, fid), s in latest.items():
+            got = read_file_slice(
+                self.storage,
+                s,
+                schema=schema,
+                merge=merge,
+                is_valid_instant=valid,
+                columns=["_hoodie_record_key"],
+            )
+            for k in got.column("_hoodie_record_key").to_pylist():
+                if k in wanted:
+                    out[(p, k)] = (fid, s.base_instant)
+        return out
+
+    def _plan_tasks(
+        self,
+        cfg: WriteConfig,
+        config: TableConfig,
+        timeline: Timeline,
+        rows: pa.Table,
+        operation: str,
+        instant: str,
+    ) -> tuple[list[tuple[FileGroupTask, pa.Table]], dict[str, list[str]]]:
+        from hudi_md.api import Table
+
+        partitions = sorted(set(rows.column("_hoodie_partition_path").to_pylist()))
+        replaced: dict[str, list[str]] = {}
+        tasks: list[tuple[FileGroupTask, pa.Table]] = []
+        has_commits = bool(timeline.write_timeline())
+        if operation in ("insert_overwrite", "insert_overwrite_table") and has_commits:
+            table = Table(self.storage, {})
+            scope = table.partitions() if operation == "insert_overwrite_table" else partitions
+            for s in table.file_system_view().latest_file_slices(scope):
+                replaced.setdefault(s.partition_path, []).append(s.file_id)
+        tag = operation in ("upsert", "delete") and has_commits
+        locations = (
+            self._existing_locations(
+                cfg, config, partitions, rows.column("_hoodie_record_key").combine_chunks()
+            )
+            if tag
+            else {}
+        )
+        part_col = rows.column("_hoodie_partition_path").to_pylist()
+        key_col = rows.column("_hoodie_record_key").to_pylist()
+        op_col = rows.column(OP_COLUMN).to_pylist()
+        updates: dict[tuple[str, str], list[int]] = defaultdict(list)
+        inserts: dict[str, list[int]] = defaultdict(list)
+        for i, (p, k, op) in enumerate(zip(part_col, key_col, op_col, strict=True)):
+            loc = locations.get((p, k))
+            if loc is not None:
+                updates[(p, loc[0])].append(i)
+            elif op == "U":
+                inserts[p].append(i)
+            # a delete of an absent key is a no-op
+        slices = {}
+        if updates:
+            table = Table(self.storage, {})
+            slices = {
+                (s.partition_path, s.file_id): s
+                for s in table.file_system_view().latest_file_slices(partitions)
+            }
+        for (p, fid), idx in sorted(updates.items()):
+            s = slices[(p, fid)]
+            task = FileGroupTask(
+                p,
+                fid,
+                "update",
+                base_file=s.base_file.path if s.base_file else None,
+                base_instant=s.base_instant,
+                prev_commit=s.base_instant,
+                token=f"{len(tasks)}-0-0",
+            )
+            tasks.append((task, rows.take(pa.array(idx, pa.int64()))))
+        avg = max(1, rows.nbytes // max(1, rows.num_rows))
+        per_file = max(1, int(cfg.max_file_size * 0.7 // avg))  # Parquet compresses; stay under the max
+        for p, idx in sorted(inserts.items()):
+            for start in range(0, len(idx), per_file):
+                chunk = idx[start : start + per_file]
+                task = FileGroupTask(p, new_file_id(), "insert", token=f"{len(tasks)}-0-0")
+                tasks.append((task, rows.take(pa.array(chunk, pa.int64()))))
+        return tasks, replaced
+
+    def _index_columns(self, cfg: WriteConfig, config: TableConfig, avro_schema: str) -> list[str]:
+        if (
+            K.COLUMN_STATS not in config.metadata_partitions
+            and K.PARTITION_STATS not in config.metadata_partitions
+        ):
+            return []
+        from hudi_md.read.records import avro_schema_to_arrow
+        from hudi_md.write.base_file import columns_to_index
+
+        schema = avro_schema_to_arrow(avro_schema)
+        return columns_to_index(
+            schema, column_list=cfg.column_stats_columns, max_columns=cfg.column_stats_max_columns
+        )
+
+    # --- MDT records of one commit -------------------------------------------------------------------------
+
+    def _write_mdt(
+        self,
+        config: TableConfig,
+        instant: str,
+        results: Sequence[TaskResult],
+        avro_schema: str,
+        replaced: Mapping[str, list[str]],
+    ) -> None:
+        from hudi_md.metadata.writer import MetadataTableWriter
+        from hudi_md.read.records import avro_schema_to_arrow
+
+        available = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
+        types = {f.name: f.type for f in avro_schema_to_arrow(avro_schema)}
+        records = mdt_records_for_commit(instant, results, available, types)
+        MetadataTableWriter(self.storage, config, self.options).write_records(
+            instant, records, partitions=sorted(available)
+        )
+
+    # --- services ---------------------------------------------------------------------------------
+
+    def _inline_services(self, cfg: WriteConfig) -> None:
+        from hudi_md.write import services
+
+        services.run_inline(self, cfg)
+
+
+def mdt_records_for_commit(
+    instant: str,
+    results: Sequence[TaskResult],
+    available: Iterable[str],
+    types: Mapping[str, pa.DataType],
+) -> list[MdtRecord]:
+    """The MDT records a data commit implies, for the MDT partitions that are available."""
+    available = set(available)
+    records: list[MdtRecord] = []
+    added: dict[str, dict[str, int]] = defaultdict(dict)
+    for r in results:
+        p = r.write_stat["partitionPath"]
+        name = r.write_stat["path"].rsplit("/", 1)[-1]
+        added[p][name] = int(r.write_stat["fileSizeInBytes"])
+    if K.FILES in available:
+        for p, files in added.items():
+            records.append(files_record(p, files))
+        if added:
+            records.append(all_partitions_record(sorted(added)))
+    if K.COLUMN_STATS in available or K.PARTITION_STATS in available:
+        per_partition: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+        for r in results:
+            p = r.write_stat["partitionPath"]
+            name = r.write_stat["path"].rsplit("/", 1)[-1]
+            for col, rng in r.column_ranges.items():
+                if col not in types:
+                    continue
+                if K.COLUMN_STATS in available:
+                    records.append(column_stats_record(p, name, rng, types[col]))
+                per_partition[p][col].append(rng)
+        if K.PARTITION_STATS in available:
+            for p, cols in per_partition.items():
+                for col, ranges in cols.items():
+                    merged = merge_ranges(ranges)
+                    if merged is not None:
+                        records.append(column_stats_record(p, "", merged, types[col], for_partition=True))
+    if K.RECORD_INDEX in available:
+        for r in results:
+            p = r.write_stat["partitionPath"]
+            fid = r.write_stat["fileId"]
+            for key in r.inserted_keys:
+                records.append(record_index_record(key, p, fid, instant))
+            for key in r.deleted_keys:
+                records.append(record_index_delete(key))
+    if K.BLOOM_FILTERS in available:
+        for r in results:
+            if r.bloom:
+                p = r.write_stat["partitionPath"]
+                name = r.write_stat["path"].rsplit("/", 1)[-1]
+                records.append(bloom_filter_record(p, name, r.bloom, r.bloom_type or "DYNAMIC_V0", instant))
+    return records
+
+
+_META = {
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+}
+
+
+def _without_meta(avro_schema_json: str) -> str:
+    schema = json.loads(avro_schema_json)
+    schema["fields"] = [f for f in schema["fields"] if f["name"] not in _META]
+    return json.dumps(schema, separators=(",", ":"))
+
+
+def _dedupe(rows: pa.Table, cfg: WriteConfig) -> pa.Table:
+    """One row per (partition, key): the one with the largest ordering value (ties: the last)."""
+    if rows.num_rows <= 1:
+        return rows
+    n = rows.num_rows
+    idx = pa.array(range(n), pa.int64())
+    t = pa.table(
+        {"p": rows.column("_hoodie_partition_path"), "k": rows.column("_hoodie_record_key"), "i": idx}
+    )
+    sort_keys = [("p", "ascending"), ("k", "ascending")]
+    if (
+        cfg.merge_mode == "EVENT_TIME_ORDERING"
+        and cfg.ordering_fields
+        and rows.schema.get_field_index(cfg.ordering_fields[0]) >= 0
+    ):
+        t = t.append_column("o", rows.column(cfg.ordering_fields[0]))
+        sort_keys.append(("o", "ascending"))
+    sort_keys.append(("i", "ascending"))
+    t = t.sort_by(sort_keys)
+    p, k = t.column("p").to_pylist(), t.column("k").to_pylist()
+    order = t.column("i").to_pylist()
+    keep = [order[j] for j in range(n) if j == n - 1 or (p[j], k[j]) != (p[j + 1], k[j + 1])]
+    if len(keep) == n:
+        return rows
+    return rows.take(pa.array(sorted(keep), pa.int64()))
