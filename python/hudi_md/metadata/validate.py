@@ -72,8 +72,13 @@ def validate_metadata_table(table: Table) -> list[Difference]:
     storage_parts = set(listing.all_partitions())
     for p in sorted(mdt_parts - storage_parts):
         diffs.append(Difference("partition_only_in_mdt", p))
-    for p in sorted(storage_parts - mdt_parts):
-        diffs.append(Difference("partition_only_in_storage", p))
+    storage_only = sorted(storage_parts - mdt_parts)
+    visible = _visible_files(FileSystemView(table.config, table.timeline, listing), storage_only)
+    for p in storage_only:
+        # A partition directory without any committed file (e.g. left by a failed first write)
+        # is not data the MDT is missing.
+        if visible.get(p):
+            diffs.append(Difference("partition_only_in_storage", p))
     common = sorted(mdt_parts & storage_parts)
     mdt_files = _visible_files(FileSystemView(table.config, table.timeline, mdt), common)
     storage_files = _visible_files(FileSystemView(table.config, table.timeline, listing), common)

@@ -95,9 +95,9 @@ class HudiWriter:
         self.storage = Storage(uri, self.storage_options)
         self.uri = uri
         self.executor = executor or local_executor
-        self.crash_at: str | None = (
-            None  # test hook: "after_data_files", "after_mdt_commit", "before_complete"
-        )
+        # test hook: raise Crash at "after_data_files", "after_mdt_commit" or "before_complete"
+        self.crash_at: str | None = None
+        self._pending_mdt_rebuild: list[str] | None = None
 
     # --- table state ----------------------------------------------------------------------------
 
@@ -161,6 +161,7 @@ class HudiWriter:
         with TableLock(self.storage):
             config = existing or self._create_table(cfg, avro_schema)
             self.rollback_failed_writes(config)
+            self._pending_mdt_rebuild = None  # the sync below re-creates whatever is missing
             config = TableConfig.load(self.storage)
             config = self._sync_metadata_table_state(cfg, config)
             result = self._commit(cfg, config, data, operation, avro_schema)
@@ -194,7 +195,10 @@ class HudiWriter:
             after=self._timeline().last().requested_time if self._timeline().last() else None
         )
         tw = TimelineWriter(self.storage, TIMELINE)
-        written = self._marked_files(instant.requested_time)
+        if instant.is_completed:
+            written = self._committed_files(instant)
+        else:
+            written = self._marked_files(instant.requested_time)
         plan = {
             "instantToRollback": {"commitTime": instant.requested_time, "action": instant.action},
             "RollbackRequests": [
@@ -218,8 +222,16 @@ class HudiWriter:
                 if self.storage.exists(path):
                     self.storage.delete(path)
                     deleted[p].append(self.storage.uri(path))
-        self._rollback_mdt_instant(instant.requested_time)
-        if config.metadata_partitions:
+        self._drop_partitions_created_by(instant.requested_time, written)
+        mdt_rebuild = self._rollback_mdt_instant(instant.requested_time)
+        if mdt_rebuild and config.metadata_partitions:
+            # The instant is already folded into an MDT base file: rebuild the MDT from storage.
+            from hudi_md.metadata.lifecycle import delete_metadata_table
+
+            wanted = config.metadata_partitions
+            config = delete_metadata_table(self.storage)
+            self._pending_mdt_rebuild = wanted
+        elif config.metadata_partitions:
             from hudi_md.metadata.writer import MetadataTableWriter
 
             mw = MetadataTableWriter(self.storage, config, self.options)
@@ -246,10 +258,88 @@ class HudiWriter:
             "instantsRollback": [{"commitTime": instant.requested_time, "action": instant.action}],
         }
         tw.complete(rb_time, ROLLBACK, serialize_instant_metadata("rollback", meta))
+        if instant.is_completed:
+            self.storage.delete(f"{TIMELINE}/{instant.file_name}")
         tw.delete_pending(instant)
         self._delete_markers(instant.requested_time)
         log.info("rolled back %s (%s) as %s", instant, reason, rb_time)
         return rb_time
+
+    def _drop_partitions_created_by(self, instant_time: str, partitions: Iterable[str]) -> None:
+        """A partition directory the rolled-back instant created, now empty, goes too: its
+        ``.hoodie_partition_metadata`` names an instant that no longer exists."""
+        from hudi_md.table.config import parse_properties
+
+        for p in partitions:
+            if not p:
+                continue
+            meta = f"{p}/.hoodie_partition_metadata"
+            try:
+                props = parse_properties(self.storage.read_bytes(meta).decode("utf-8", "replace"))
+            except FileNotFoundError:
+                continue
+            others = [e for e in self.storage.list(p) if not e.name.startswith(".hoodie_partition_metadata")]
+            if props.get("commitTime") == instant_time and not others:
+                self.storage.delete(p, recursive=True)
+
+    def _committed_files(self, instant: Instant) -> dict[str, list[str]]:
+        meta = self._timeline().metadata(instant)
+        out: dict[str, list[str]] = defaultdict(list)
+        for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
+            for stat in stats or ():
+                if stat.get("path"):
+                    out[partition or ""].append(stat["path"].rsplit("/", 1)[-1])
+        return out
+
+    def rollback_commit(self, instant_time: str) -> str:
+        """Roll back a completed write instant; only the latest write may be rolled back."""
+        with TableLock(self.storage):
+            config = TableConfig.load(self.storage)
+            writes = self._timeline().write_timeline()
+            target = writes.get(instant_time)
+            if target is None:
+                raise InvalidOptionError(f"no completed write instant {instant_time} in {self.storage.uri()}")
+            later = [i for i in writes if i.requested_time > instant_time]
+            if later:
+                raise InvalidOptionError(
+                    f"{instant_time} is not the latest write ({later[-1].requested_time} is); use restore"
+                )
+            rb = self.rollback(target, config, reason="requested")
+            self._finish_mdt_rebuild()
+            return rb
+
+    def restore(self, instant_time: str) -> list[str]:
+        """Bring the table back to its state right after ``instant_time`` (rolls back later writes,
+        newest first). Refused when a clean already removed files that state needs."""
+        with TableLock(self.storage):
+            timeline = self._timeline()
+            if timeline.write_timeline().get(instant_time) is None:
+                raise InvalidOptionError(f"no completed write instant {instant_time} in {self.storage.uri()}")
+            for c in timeline.completed().of_actions("clean"):
+                retained = self._timeline().metadata(c).get("earliestCommitToRetain") or ""
+                if c.requested_time > instant_time and retained and retained > instant_time:
+                    raise InvalidOptionError(
+                        f"cannot restore to {instant_time}: clean {c.requested_time} kept only commits "
+                        f"from {retained}"
+                    )
+            done = []
+            for pending in timeline.pending():
+                if pending.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, "compaction", "clustering"):
+                    done.append(self.rollback(pending, TableConfig.load(self.storage), reason="restore"))
+            for w in reversed(list(self._timeline().write_timeline())):
+                if w.requested_time > instant_time:
+                    done.append(self.rollback(w, TableConfig.load(self.storage), reason="restore"))
+            self._finish_mdt_rebuild()
+            return done
+
+    def _finish_mdt_rebuild(self) -> None:
+        wanted = getattr(self, "_pending_mdt_rebuild", None)
+        if wanted:
+            from hudi_md.metadata.lifecycle import initialize_partitions
+
+            cfg = WriteConfig.from_options(self.options, TableConfig.load(self.storage))
+            initialize_partitions(self.storage, TableConfig.load(self.storage), wanted, cfg, self.options)
+            self._pending_mdt_rebuild = None
 
     def _marked_files(self, instant_time: str) -> dict[str, list[str]]:
         out: dict[str, list[str]] = defaultdict(list)
@@ -270,12 +360,18 @@ class HudiWriter:
         if self.storage.exists(path):
             self.storage.delete(path, recursive=True)
 
-    def _rollback_mdt_instant(self, instant_time: str) -> None:
+    def _rollback_mdt_instant(self, instant_time: str) -> bool:
         """Remove MDT deltacommit ``T`` (its log files and timeline files), so it can never become
-        valid once the data instant's pending files are gone."""
+        valid once the data instant's pending files are gone. True when ``T`` was already compacted
+        into MDT base files, so that only a rebuild can undo it."""
         mdt = self.storage.child(".hoodie/metadata")
         if not mdt.exists(C.PROPERTIES_FILE):
-            return
+            return False
+        mdt_timeline = Timeline.load(mdt, TIMELINE, 2)
+        if mdt_timeline.get(instant_time) is not None and any(
+            i.action == COMMIT and i.requested_time > instant_time for i in mdt_timeline.completed()
+        ):
+            return True
         for part in mdt.list(""):
             if not part.is_dir or part.name.startswith("."):
                 continue
@@ -285,6 +381,7 @@ class HudiWriter:
         for e in mdt.list(TIMELINE):
             if e.name.startswith(f"{instant_time}.") or e.name.startswith(f"{instant_time}_"):
                 mdt.delete(e.path)
+        return False
 
     # --- the MDT's configuration -------------------------------------------------------------------------
 

@@ -1,0 +1,275 @@
+"""Randomised write sequences against an in-memory model of the expected rows.
+
+After every step, three readers must return exactly the model's rows: hudi-md, hudi-rs (the `hudi`
+package, which lists v9 tables through our MDT `files` partition) and, for COW tables, pyarrow's
+Parquet reader over the latest base files; and `metadata validate` must pass.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import hudi
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import hudi_md
+from hudi_md.metadata.validate import validate_metadata_table
+from hudi_md.write.writer import Crash, HudiWriter
+
+LAYOUTS = {
+    "partitioned": ["city"],
+    "multi_level": ["city", "day"],
+    "non_partitioned": [],
+}
+CITIES = ["sf", "nyc", "sao_paulo"]
+DAYS = ["2024-01-01", "2024-01-02"]
+
+
+def _options(table_type: str, partitions: list[str], **extra: str) -> dict[str, str]:
+    opts = {
+        "hoodie.table.name": "model",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": ",".join(partitions),
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.metadata.record.index.enable": "true",
+        "hoodie.cleaner.commits.retained": "3",
+        "hoodie.metadata.compact.max.delta.commits": "4",
+    }
+    opts.update(extra)
+    return opts
+
+
+class Model:
+    """Expected rows by (partition values, id): the table as it should read."""
+
+    def __init__(self, partitions: list[str]) -> None:
+        self.partitions = partitions
+        self.rows: dict[tuple, dict[str, Any]] = {}
+
+    def pkey(self, row: dict[str, Any]) -> tuple:
+        return (*(row[p] for p in self.partitions), row["id"])
+
+    def upsert(self, rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            k = self.pkey(r)
+            old = self.rows.get(k)
+            if old is None or r["ts"] >= old["ts"]:
+                self.rows[k] = r
+
+    def insert(self, rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            self.rows[self.pkey(r)] = r
+
+    def delete(self, rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            self.rows.pop(self.pkey(r), None)
+
+    def overwrite(self, rows: list[dict[str, Any]], whole_table: bool) -> None:
+        touched = {tuple(r[p] for p in self.partitions) for r in rows}
+        for k in list(self.rows):
+            if whole_table or k[: len(self.partitions)] in touched:
+                del self.rows[k]
+        self.insert(rows)
+
+    def expected(self) -> list[tuple]:
+        return sorted((r["id"], r["ts"], r["fare"]) for r in self.rows.values())
+
+
+def _rows(rng: random.Random, ids: list[int], ts: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"id-{i:04d}",
+            "city": rng.choice(CITIES),
+            "day": rng.choice(DAYS),
+            "ts": ts + rng.randint(0, 3),
+            "fare": round(rng.uniform(1, 100), 2),
+        }
+        for i in ids
+    ]
+
+
+def _table(rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array([r["id"] for r in rows], pa.string()),
+            "city": pa.array([r["city"] for r in rows], pa.string()),
+            "day": pa.array([r["day"] for r in rows], pa.string()),
+            "ts": pa.array([r["ts"] for r in rows], pa.int64()),
+            "fare": pa.array([r["fare"] for r in rows], pa.float64()),
+        }
+    )
+
+
+def _triples(t: pa.Table) -> list[tuple]:
+    return sorted(
+        zip(t.column("id").to_pylist(), t.column("ts").to_pylist(), t.column("fare").to_pylist(), strict=True)
+    )
+
+
+def check_readers(path: Path, model: Model, table_type: str) -> None:
+    expected = model.expected()
+    table = hudi_md.open_table(str(path))
+    assert _triples(table.read(columns=["id", "ts", "fare"])) == expected, "hudi-md"
+    listed = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})
+    assert _triples(listed.read(columns=["id", "ts", "fare"])) == expected, "hudi-md (listing)"
+    batches = hudi.HudiTableBuilder.from_base_uri(str(path)).build().read()
+    rs = pa.Table.from_batches(batches) if batches else pa.table({"id": [], "ts": [], "fare": []})
+    assert _triples(rs) == expected, "hudi-rs"
+    if table_type == "COPY_ON_WRITE":
+        files = [path / r["base_file"] for r in table.file_slices().to_pylist()]
+        parquet = (
+            pa.concat_tables([pq.read_table(f, columns=["id", "ts", "fare"]) for f in files])
+            if files
+            else pa.table({"id": [], "ts": [], "fare": []})
+        )
+        assert _triples(parquet) == expected, "parquet over latest base files"
+    if table.uses_metadata_table:
+        diffs = validate_metadata_table(table)
+        assert not diffs, [d.describe() for d in diffs]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_random_operation_sequences(table_type: str, layout: str, tmp_path: Path) -> None:
+    rng = random.Random(f"{table_type}-{layout}")
+    partitions = LAYOUTS[layout]
+    model = Model(partitions)
+    path = tmp_path / "t"
+    opts = _options(table_type, partitions)
+    next_id = 0
+    ts = 0
+    for step in range(14):
+        ts += 10
+        existing = [r for r in model.rows.values()]
+        op = (
+            "insert"
+            if step == 0
+            else rng.choice(
+                [
+                    "insert",
+                    "upsert",
+                    "upsert",
+                    "delete",
+                    "insert_overwrite",
+                    "clean",
+                    "compaction",
+                    "rollback",
+                ]
+            )
+        )
+        if op == "insert":
+            rows = _rows(rng, list(range(next_id, next_id + 6)), ts)
+            next_id += 6
+            hudi_md.write(_table(rows), str(path), operation="insert", options=opts)
+            model.insert(rows)
+        elif op == "upsert":
+            updates = [
+                dict(r, ts=r["ts"] + rng.choice([-5, 1, 2]), fare=round(rng.uniform(1, 100), 2))
+                for r in rng.sample(existing, min(3, len(existing)))
+            ]
+            fresh = _rows(rng, [next_id, next_id + 1], ts)
+            next_id += 2
+            hudi_md.write(_table(updates + fresh), str(path), operation="upsert", options=opts)
+            model.upsert(updates + fresh)
+        elif op == "delete" and existing:
+            doomed = rng.sample(existing, min(2, len(existing)))
+            hudi_md.write(_table(doomed), str(path), operation="delete", options=opts)
+            model.delete(doomed)
+        elif op == "insert_overwrite":
+            rows = _rows(rng, list(range(next_id, next_id + 3)), ts)
+            next_id += 3
+            whole = not partitions
+            hudi_md.write(
+                _table(rows),
+                str(path),
+                operation="insert_overwrite_table" if whole else "insert_overwrite",
+                options=opts,
+            )
+            model.overwrite(rows, whole_table=whole)
+        elif op == "clean":
+            from hudi_md.storage import Storage
+            from hudi_md.table.config import TableConfig
+            from hudi_md.write import services
+            from hudi_md.write.config import WriteConfig
+
+            w = HudiWriter(str(path), opts)
+            services.clean(w, WriteConfig.from_options(opts, TableConfig.load(Storage(str(path)))))
+        elif op == "compaction":
+            from hudi_md.write import services
+
+            services.compact(HudiWriter(str(path), opts))
+        elif op == "rollback":
+            # write something, then roll it back: the model is unchanged
+            rows = _rows(rng, [next_id], ts)
+            next_id += 1
+            instant = hudi_md.write(_table(rows), str(path), operation="upsert", options=opts)
+            HudiWriter(str(path), opts).rollback_commit(instant)
+        check_readers(path, model, table_type)
+
+
+@pytest.mark.parametrize("step", ["after_data_files", "after_mdt_commit", "before_complete"])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_crash_at_each_commit_step_leaves_readers_correct(step: str, table_type: str, tmp_path: Path) -> None:
+    rng = random.Random(step)
+    path = tmp_path / "t"
+    opts = _options(table_type, ["city"])
+    model = Model(["city"])
+    rows = _rows(rng, list(range(8)), 10)
+    hudi_md.write(_table(rows), str(path), operation="insert", options=opts)
+    model.insert(rows)
+    writer = HudiWriter(str(path), opts)
+    writer.crash_at = step
+    update = [dict(r, ts=r["ts"] + 5, fare=-1.0) for r in rows[:4]] + _rows(rng, [100, 101], 20)
+    with pytest.raises(Crash):
+        writer.write(_table(update), "upsert")
+    # a killed process would leave its lock behind; remove it as lock expiry would
+    from hudi_md.write.lock import LOCK_FILE
+
+    (path / LOCK_FILE).unlink(missing_ok=True)
+    check_readers(path, model, table_type)
+    # the next writer rolls the failed instant back and commits cleanly
+    more = _rows(rng, [200], 30)
+    hudi_md.write(_table(more), str(path), operation="upsert", options=opts)
+    model.upsert(more)
+    check_readers(path, model, table_type)
+    timeline = hudi_md.open_table(str(path)).timeline
+    assert not [i for i in timeline.pending() if i.action in ("commit", "deltacommit")]
+    assert timeline.completed().of_actions("rollback")
+
+
+def test_restore_to_an_earlier_instant(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    path = tmp_path / "t"
+    opts = _options("MERGE_ON_READ", ["city"])
+    model = Model(["city"])
+    first = _rows(rng, list(range(5)), 10)
+    i1 = hudi_md.write(_table(first), str(path), operation="insert", options=opts)
+    model.insert(first)
+    for k in range(3):
+        hudi_md.write(_table(_rows(rng, [50 + k], 20 + k)), str(path), operation="upsert", options=opts)
+    HudiWriter(str(path), opts).restore(i1)
+    check_readers(path, model, "MERGE_ON_READ")
+
+
+def test_metadata_disable_deletes_the_mdt(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    opts = _options("COPY_ON_WRITE", ["city"])
+    rng = random.Random(3)
+    hudi_md.write(_table(_rows(rng, [1, 2], 10)), str(path), operation="insert", options=opts)
+    assert (path / ".hoodie/metadata").exists()
+    hudi_md.write(
+        _table(_rows(rng, [3], 20)),
+        str(path),
+        operation="upsert",
+        options={**opts, "hoodie.metadata.enable": "false"},
+    )
+    assert not (path / ".hoodie/metadata").exists()
+    table = hudi_md.open_table(str(path))
+    assert table.config.metadata_partitions == []
+    assert table.read().num_rows == 3
