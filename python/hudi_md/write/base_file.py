@@ -166,7 +166,9 @@ def write_base_file(
     :mod:`hudi_md.write.schema`); the footer gets Hudi's writer form and the columns the Parquet
     types parquet-avro gives that schema. Record keys are added to ``bloom`` (when given) in row
     order, as ``HoodieAvroWriteSupport.add`` does; the bloom filter and the min/max record keys go
-    to the footer only with a bloom filter, exactly like Hudi.
+    to the footer only with a bloom filter, exactly like Hudi. ``compression`` takes Hudi's codec
+    names (``hoodie.parquet.compression.codec``); ``block_size`` and ``page_size`` are
+    ``hoodie.parquet.block.size`` and ``hoodie.parquet.page.size``.
     """
     schema_obj = writer_schema(json.loads(avro_schema_json))
     if all(c in table.column_names for c in META_COLUMNS):
@@ -222,7 +224,8 @@ def _writer_options(page_size: int, compression: str) -> dict[str, Any]:
     wanted: dict[str, Any] = {
         "version": "1.0",  # parquet-mr writes format version 1 ...
         "data_page_version": "1.0",  # ... with v1 data pages and PLAIN_DICTIONARY
-        "compression": compression,
+        # Hudi/parquet-mr say "uncompressed" where pyarrow says "none".
+        "compression": "none" if compression.lower() == "uncompressed" else compression,
         "use_dictionary": True,  # hoodie.parquet.dictionary.enabled
         "data_page_size": page_size,
         "dictionary_pagesize_limit": page_size,  # parquet-mr's dictionary page size = page size

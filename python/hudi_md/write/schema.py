@@ -72,7 +72,7 @@ def arrow_to_avro_schema(schema: pa.Schema, record_name: str, namespace: str) ->
             ]
         }
 
-    out: dict[str, Any] = converter._define("record", record_name, namespace, fields)
+    out: dict[str, Any] = converter.define("record", record_name, namespace, fields)
     return out
 
 
@@ -139,7 +139,7 @@ class _Converter:
     def _enclosing(self) -> str | None:
         return self._space[-1] if self._space else None
 
-    def _define(self, kind: str, name: str, namespace: str, build: Any) -> Any:
+    def define(self, kind: str, name: str, namespace: str, build: Any) -> Any:
         full = _child_namespace(namespace, name)
         if full in self._defined:
             return full if namespace != self._enclosing() else name
@@ -177,7 +177,7 @@ class _Converter:
         if pa.types.is_decimal(t):
             size = _decimal_bytes(t.precision)
             fixed_ns = _child_namespace(namespace, name)
-            return self._define(
+            return self.define(
                 "fixed",
                 "fixed",
                 fixed_ns,
@@ -212,7 +212,7 @@ class _Converter:
                     ]
                 }
 
-            return self._define("record", name, namespace, fields)
+            return self.define("record", name, namespace, fields)
         raise UnsupportedFeatureError(f"Arrow type {t} has no Avro equivalent Hudi writes")
 
 

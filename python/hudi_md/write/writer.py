@@ -79,6 +79,13 @@ class CommitResult:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class PendingCommit:
+    instant: str
+    action: str
+    timeline: Timeline
+
+
 class Crash(Exception):
     """Raised by a test hook to simulate a writer dying at a named step."""
 
@@ -421,8 +428,16 @@ class HudiWriter:
     def _commit(
         self, cfg: WriteConfig, config: TableConfig, data: pa.Table, operation: str, avro_schema: str
     ) -> CommitResult:
-        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+        pending = self.begin_commit(cfg, operation)
+        rows = self._prepare_rows(cfg, data, operation)
+        tasks, replaced = self._plan_tasks(cfg, config, pending.timeline, rows, operation, pending.instant)
+        ctx = self.write_context(cfg, config, pending.instant, avro_schema)
+        self.prepare_files(pending.instant, [t for t, _ in tasks], cfg)
+        results = self.executor(ctx, tasks) if tasks else []
+        return self.finish_commit(cfg, config, pending, operation, results, avro_schema, replaced)
 
+    def begin_commit(self, cfg: WriteConfig, operation: str) -> PendingCommit:
+        """Steps 3a: a fresh instant, ``requested`` then ``inflight`` on the data timeline."""
         timeline = self._timeline()
         last = timeline.last()
         instant = new_instant_time(after=last.requested_time if last else None)
@@ -431,11 +446,12 @@ class HudiWriter:
         tw = TimelineWriter(self.storage, TIMELINE)
         tw.requested(instant, action, self._requested_content(action, operation))
         tw.inflight(instant, action, b"")
+        return PendingCommit(instant, action, timeline)
 
-        rows = self._prepare_rows(cfg, data, operation)
-        tasks, replaced = self._plan_tasks(cfg, config, timeline, rows, operation, instant)
-        index_columns = self._index_columns(cfg, config, avro_schema)
-        ctx = WriteContext(
+    def write_context(
+        self, cfg: WriteConfig, config: TableConfig, instant: str, avro_schema: str
+    ) -> WriteContext:
+        return WriteContext(
             base_uri=self.uri,
             storage_options=self.storage_options,
             instant=instant,
@@ -445,33 +461,51 @@ class HudiWriter:
             merge_mode=cfg.merge_mode,
             is_mor=cfg.is_mor,
             log_block_format=cfg.log_block_format,
-            index_columns=index_columns,
+            index_columns=self._index_columns(cfg, config, avro_schema),
             with_bloom=True,
         )
-        self._write_markers(instant, tasks, cfg)
-        self._write_partition_metadata(instant, {t.partition_path for t, _ in tasks}, cfg)
-        results = self.executor(ctx, tasks) if tasks else []
-        self._check("after_data_files")
 
+    def prepare_files(self, instant: str, tasks: Sequence[FileGroupTask], cfg: WriteConfig) -> None:
+        """Markers and partition metadata, before any data file is written."""
+        self._write_markers(instant, tasks, cfg)
+        self._write_partition_metadata(instant, {t.partition_path for t in tasks}, cfg)
+
+    def finish_commit(
+        self,
+        cfg: WriteConfig,
+        config: TableConfig,
+        pending: PendingCommit,
+        operation: str,
+        results: Sequence[TaskResult],
+        avro_schema: str,
+        replaced: Mapping[str, list[str]],
+    ) -> CommitResult:
+        """Steps 4-6: MDT deltacommit from the write statistics, then complete the instant."""
+        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+
+        self._check("after_data_files")
+        overwrite = pending.action == REPLACE_COMMIT
         stats: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in results:
             stats[r.write_stat["partitionPath"]].append(r.write_stat)
-        extra = {"schema": _without_meta(avro_schema)}
         meta = commit_metadata_record(
             dict(stats),
             operation_type=OPERATION_TYPES[operation],
-            extra_metadata=extra,
-            partition_to_replace_file_ids=replaced if overwrite else None,
+            extra_metadata={"schema": _without_meta(avro_schema)},
+            partition_to_replace_file_ids=dict(replaced) if overwrite else None,
         )
         if config.metadata_partitions:
-            self._write_mdt(config, instant, results, avro_schema, replaced)
+            self._write_mdt(config, pending.instant, results, avro_schema, replaced)
         self._check("after_mdt_commit")
         self._check("before_complete")
+        tw = TimelineWriter(self.storage, TIMELINE)
         tw.complete(
-            instant, action, serialize_instant_metadata("replacecommit" if overwrite else "commit", meta)
+            pending.instant,
+            pending.action,
+            serialize_instant_metadata("replacecommit" if overwrite else "commit", meta),
         )
-        self._delete_markers(instant)
-        return CommitResult(instant, action, results)
+        self._delete_markers(pending.instant)
+        return CommitResult(pending.instant, pending.action, list(results))
 
     def _write_partition_metadata(self, instant: str, partitions: Iterable[str], cfg: WriteConfig) -> None:
         """``.hoodie_partition_metadata`` in each partition this commit creates (Hudi's marker of a
@@ -504,7 +538,7 @@ class HudiWriter:
     ) -> None:
         """A direct marker per file to be written (Hudi's DIRECT marker layout), before any data
         file exists, so a crash at any later point can be undone by deleting the marked files."""
-        for task, _ in tasks:
+        for task in tasks:
             base = f"{TEMP}/{instant}/{task.partition_path}".rstrip("/")
             kind = "APPEND" if (cfg.is_mor and task.kind == "update") else "CREATE"
             self.storage.write_bytes(f"{base}/{task.file_name(instant, cfg.is_mor)}.marker.{kind}", b"")
