@@ -28,3 +28,25 @@ def table_path(fixture_root: Path):
 @pytest.fixture(scope="session")
 def all_archives() -> list[str]:
     return archives()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the run; Python workers use this interpreter (with hudi_md)."""
+    import os
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("hudi-md-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "2g")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -1,0 +1,1 @@
+"""PySpark integration: the DataFrame writer (``hudi_md.write(df, ...)``)."""

@@ -1,0 +1,274 @@
+"""``hudi_md.write(df, ...)`` on PySpark: the same commit protocol as the local writer, with keys,
+tagging and file writing done by Python workers on the executors (``mapInArrow``). The driver only
+sees small aggregates (partitions touched, row counts, file-group task specs) and the write
+statistics that come back.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_md.table.config import TableConfig
+from hudi_md.write.config import WriteConfig
+from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
+from hudi_md.write.lock import TableLock
+from hudi_md.write.writer import HudiWriter
+
+FID_COLUMN = "_hoodie_md_fid"
+KEY, PART = "_hoodie_record_key", "_hoodie_partition_path"
+
+
+def _add_keys(cfg: WriteConfig, operation: str):
+    from hudi_md.write import keygen
+
+    op = "D" if operation == "delete" else "U"
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            t = pa.Table.from_batches([b])
+            keys = keygen.record_keys(t, cfg.record_key_fields, cfg.keygen)
+            parts = keygen.partition_paths(
+                t, cfg.partition_fields, hive_style=cfg.hive_style, url_encode=cfg.url_encode
+            )
+            t = t.append_column(KEY, keys).append_column(PART, parts)
+            t = t.append_column(OP_COLUMN, pa.array([op] * t.num_rows, pa.string()))
+            yield from t.to_batches()
+
+    return fn
+
+
+def _lookup_record_index(uri: str, storage_options: dict[str, Any]):
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import hudi_md
+
+        table = hudi_md.open_table(uri, {**storage_options, "hoodie.metadata.enable": "true"})
+        mdt = table.metadata_table
+        for b in batches:
+            keys = b.column(b.schema.get_field_index(KEY)).to_pylist()
+            parts = b.column(b.schema.get_field_index(PART)).to_pylist()
+            found = mdt.record_index(keys)
+            fids = []
+            for k, p in zip(keys, parts, strict=True):
+                loc = found.get(k)
+                fids.append(loc.file_id if loc is not None and loc.partition_path == p else None)
+            yield pa.RecordBatch.from_arrays(
+                [*b.columns, pa.array(fids, pa.string())], [*b.schema.names, FID_COLUMN]
+            )
+
+    return fn
+
+
+def _read_keys(uri: str, storage_options: dict[str, Any]):
+    """Executors read the keys of the listed file slices (tagging without a record index)."""
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import hudi_md
+        from hudi_md.read.merge import MergeSpec
+        from hudi_md.read.slice_reader import instant_validator, read_file_slice
+
+        table = hudi_md.open_table(uri, storage_options)
+        view = table.file_system_view()
+        merge = MergeSpec.from_config(table.config)
+        valid = instant_validator(table.timeline)
+        for b in batches:
+            for p, fid in zip(b.column(0).to_pylist(), b.column(1).to_pylist(), strict=True):
+                for s in view.latest_file_slices([p]):
+                    if s.file_id != fid:
+                        continue
+                    keys = read_file_slice(
+                        table.storage,
+                        s,
+                        schema=table.schema,
+                        merge=merge,
+                        is_valid_instant=valid,
+                        columns=[KEY],
+                    ).column(KEY)
+                    n = len(keys)
+                    yield pa.RecordBatch.from_arrays(
+                        [
+                            pa.array([p] * n, pa.string()),
+                            keys.combine_chunks(),
+                            pa.array([fid] * n, pa.string()),
+                        ],
+                        ["_p", "_k", FID_COLUMN],
+                    )
+
+    return fn
+
+
+def _assign_inserts(new_fids: Mapping[str, list[str]]):
+    import zlib
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            fids = b.column(b.schema.get_field_index(FID_COLUMN)).to_pylist()
+            keys = b.column(b.schema.get_field_index(KEY)).to_pylist()
+            parts = b.column(b.schema.get_field_index(PART)).to_pylist()
+            ops = b.column(b.schema.get_field_index(OP_COLUMN)).to_pylist()
+            out = []
+            for fid, k, p, op in zip(fids, keys, parts, ops, strict=True):
+                if fid is None and op == "U":
+                    choices = new_fids[p]
+                    fid = choices[zlib.crc32(k.encode("utf-8")) % len(choices)]
+                out.append(fid)
+            i = b.schema.get_field_index(FID_COLUMN)
+            cols = list(b.columns)
+            cols[i] = pa.array(out, pa.string())
+            yield pa.RecordBatch.from_arrays(cols, b.schema.names)
+
+    return fn
+
+
+def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTask]):
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
+        from hudi_md.write.file_groups import execute
+
+        collected = [b for b in batches if b.num_rows]
+        if not collected:
+            return
+        t = pa.Table.from_batches(collected)
+        groups = t.group_by([PART, FID_COLUMN]).aggregate([])
+        out = []
+        for p, fid in zip(
+            groups.column(PART).to_pylist(), groups.column(FID_COLUMN).to_pylist(), strict=True
+        ):
+            if fid is None:
+                continue  # deletes of keys that are not in the table
+            mask = pc.and_(pc.equal(t.column(PART), p), pc.equal(t.column(FID_COLUMN), fid))
+            rows = t.filter(mask).drop_columns([FID_COLUMN])
+            task = tasks[(p, fid)]
+            out.append(execute(ctx, task, rows, 0).to_json())
+        yield pa.RecordBatch.from_arrays([pa.array(out, pa.string())], ["result"])
+
+    return fn
+
+
+def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, Any] | None) -> str:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from hudi_md.write.config import OPERATIONS
+
+    if operation not in OPERATIONS:
+        from hudi_md.errors import InvalidOptionError
+
+        raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+    writer = HudiWriter(uri, options)
+    existing = writer._config()
+    cfg = WriteConfig.from_options(writer.options, existing)
+    arrow_schema = to_arrow_schema(df.schema)
+    avro_schema = writer._avro_schema(cfg, arrow_schema.empty_table(), existing)
+    storage_options = dict(writer.storage_options)
+    keyed_schema = StructType(
+        [*df.schema.fields, *(StructField(c, StringType()) for c in (KEY, PART, OP_COLUMN))]
+    )
+    with TableLock(writer.storage):
+        config = existing or writer._create_table(cfg, avro_schema)
+        writer.rollback_failed_writes(config)
+        writer._pending_mdt_rebuild = None
+        config = writer._sync_metadata_table_state(cfg, TableConfig.load(writer.storage))
+        pending = writer.begin_commit(cfg, operation)
+        keyed = df.mapInArrow(_add_keys(cfg, operation), keyed_schema)
+        if operation in ("upsert", "delete") or cfg.combine_before_insert:
+            order = [F.col(c).desc() for c in cfg.ordering_fields if c in df.columns] + [
+                F.monotonically_increasing_id().desc()
+            ]
+            w = Window.partitionBy(PART, KEY).orderBy(*order)
+            keyed = keyed.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+        keyed = keyed.persist()
+        partitions = sorted(r[0] for r in keyed.select(PART).distinct().collect())
+        has_commits = bool(pending.timeline.write_timeline())
+        tagged_schema = StructType([*keyed_schema.fields, StructField(FID_COLUMN, StringType())])
+        from hudi_md.api import Table
+
+        table = Table(writer.storage, {})
+        latest = (
+            {
+                (s.partition_path, s.file_id): s
+                for s in table.file_system_view().latest_file_slices(partitions)
+            }
+            if has_commits
+            else {}
+        )
+        if operation in ("upsert", "delete") and has_commits:
+            if K_RECORD_INDEX in config.metadata_partitions:
+                tagged = keyed.mapInArrow(_lookup_record_index(uri, storage_options), tagged_schema)
+            else:
+                spark = df.sparkSession
+                slices = spark.createDataFrame([(p, f) for p, f in latest], "p string, f string")
+                existing_keys = slices.repartition(max(1, len(latest))).mapInArrow(
+                    _read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string"
+                )
+                tagged = keyed.join(
+                    existing_keys,
+                    (keyed[PART] == existing_keys["_p"]) & (keyed[KEY] == existing_keys["_k"]),
+                    "left",
+                ).drop("_p", "_k")
+        else:
+            tagged = keyed.withColumn(FID_COLUMN, F.lit(None).cast("string"))
+        counts = {
+            r[0]: r[1]
+            for r in tagged.filter(F.col(FID_COLUMN).isNull() & (F.col(OP_COLUMN) == "U"))
+            .groupBy(PART)
+            .count()
+            .collect()
+        }
+        avg_row = 200  # bytes; Hudi's default record size estimate (hoodie.copyonwrite.record.size.estimate)
+        per_file = max(1, int(cfg.max_file_size // avg_row))
+        new_fids = {
+            p: [new_file_id() for _ in range(max(1, math.ceil(c / per_file)))] for p, c in counts.items()
+        }
+        assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged_schema).persist()
+        specs = sorted(
+            {
+                (r[0], r[1])
+                for r in assigned.select(PART, FID_COLUMN)
+                .where(F.col(FID_COLUMN).isNotNull())
+                .distinct()
+                .collect()
+            }
+        )
+        tasks: dict[tuple[str, str], FileGroupTask] = {}
+        for i, (p, fid) in enumerate(specs):
+            s = latest.get((p, fid))
+            if s is None:
+                tasks[(p, fid)] = FileGroupTask(p, fid, "insert", token=f"{i}-0-0")
+            else:
+                tasks[(p, fid)] = FileGroupTask(
+                    p,
+                    fid,
+                    "update",
+                    base_file=s.base_file.path if s.base_file else None,
+                    base_instant=s.base_instant,
+                    prev_commit=s.base_instant,
+                    token=f"{i}-0-0",
+                )
+        replaced: dict[str, list[str]] = {}
+        if operation in ("insert_overwrite", "insert_overwrite_table") and has_commits:
+            scope = table.partitions() if operation == "insert_overwrite_table" else partitions
+            for s in table.file_system_view().latest_file_slices(scope):
+                replaced.setdefault(s.partition_path, []).append(s.file_id)
+        writer.prepare_files(pending.instant, list(tasks.values()), cfg)
+        ctx = writer.write_context(cfg, config, pending.instant, avro_schema)
+        n = max(1, len(tasks))
+        results_df = assigned.repartition(n, PART, FID_COLUMN).mapInArrow(
+            _write_groups(ctx, tasks), "result string"
+        )
+        types = {f.name: f.type for f in arrow_schema}
+        results = [TaskResult.from_json(r[0], types) for r in results_df.collect()] if tasks else []
+        keyed.unpersist()
+        assigned.unpersist()
+        commit = writer.finish_commit(cfg, config, pending, operation, results, avro_schema, replaced)
+    writer._inline_services(cfg)
+    return commit.instant
+
+
+K_RECORD_INDEX = "record_index"
