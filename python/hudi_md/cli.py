@@ -322,5 +322,160 @@ def validate(ctx: click.Context, path: str, options: tuple[str, ...], as_json: b
         sys.exit(1)
 
 
+def _writer(path: str, options: tuple[str, ...]) -> Any:
+    from hudi_md.write.writer import HudiWriter
+
+    opts = dict(item.split("=", 1) for item in options if "=" in item)
+    return HudiWriter(path, opts)
+
+
+@metadata.command("create")
+@click.argument("path")
+@_option
+@click.option(
+    "--partitions",
+    default=None,
+    help="MDT partitions to build (default: files,column_stats[,partition_stats] per the options)",
+)
+@click.option("--progress/--no-progress", default=True, help="show a progress bar")
+@click.pass_context
+@_errors
+def metadata_create(
+    ctx: click.Context, path: str, options: tuple[str, ...], partitions: str | None, progress: bool
+) -> None:
+    """Build the MDT of an existing table from one listing (RFC-15 initialisation)."""
+    from hudi_md.metadata.lifecycle import initialize_partitions
+    from hudi_md.table.config import TableConfig
+    from hudi_md.write.config import WriteConfig
+    from hudi_md.write.lock import TableLock
+
+    w = _writer(path, options)
+    config = TableConfig.load(w.storage)
+    if config.table_version != 9:
+        raise click.ClickException(
+            f"hudi-md builds MDTs for table version 9; {path} is {config.table_version}"
+        )
+    cfg = WriteConfig.from_options(w.options, config)
+    wanted = partitions.split(",") if partitions else w.wanted_mdt_partitions(cfg) or ["files"]
+    missing = [p for p in wanted if p not in config.metadata_partitions]
+    if not missing:
+        click.echo(f"MDT partitions {', '.join(wanted)} already exist")
+        return
+    bar: Any = None
+
+    def report(partition: str, done: int, total: int) -> None:
+        nonlocal bar
+        if not progress:
+            return
+        if bar is None or bar.label != partition:
+            if bar is not None:
+                bar.render_finish()
+            bar = click.progressbar(length=max(total, 1), label=partition, file=sys.stderr)
+        bar.update(done - bar.pos)
+
+    with TableLock(w.storage):
+        w.rollback_failed_writes(config)
+        config = initialize_partitions(
+            w.storage, TableConfig.load(w.storage), missing, cfg, w.options, progress=report
+        )
+    if bar is not None:
+        bar.render_finish()
+    click.echo(
+        f"created MDT partitions: {', '.join(missing)} ({', '.join(config.metadata_partitions)} available)"
+    )
+
+
+@metadata.command("delete")
+@click.argument("path")
+@_option
+@click.pass_context
+@_errors
+def metadata_delete(ctx: click.Context, path: str, options: tuple[str, ...]) -> None:
+    """Delete the MDT and clear hoodie.table.metadata.partitions (config first, then files)."""
+    from hudi_md.metadata.lifecycle import delete_metadata_table
+    from hudi_md.write.lock import TableLock
+
+    w = _writer(path, options)
+    with TableLock(w.storage):
+        delete_metadata_table(w.storage)
+    click.echo(f"deleted the metadata table of {w.storage.uri()}")
+
+
+@metadata.command("init")
+@click.argument("path")
+@_option
+@click.pass_context
+@_errors
+def metadata_init(ctx: click.Context, path: str, options: tuple[str, ...]) -> None:
+    """Bring the MDT up to date: roll back failed writes, build missing partitions, compact if due."""
+    from hudi_md.table.config import TableConfig
+    from hudi_md.write import services
+    from hudi_md.write.config import WriteConfig
+    from hudi_md.write.lock import TableLock
+
+    w = _writer(path, options)
+    with TableLock(w.storage):
+        config = TableConfig.load(w.storage)
+        rolled = w.rollback_failed_writes(config)
+        cfg = WriteConfig.from_options(w.options, TableConfig.load(w.storage))
+        config = w._sync_metadata_table_state(cfg, TableConfig.load(w.storage))
+    compacted = services.compact_metadata_table(w)
+    click.echo(
+        f"MDT partitions: {', '.join(config.metadata_partitions) or '(none)'}; "
+        f"rolled back: {', '.join(rolled) or 'nothing'}; compaction: {compacted or 'not due'}"
+    )
+
+
+# --- table services ------------------------------------------------------------------------------
+
+
+@main.command("clean")
+@click.argument("path")
+@_option
+@_errors
+def clean_cmd(path: str, options: tuple[str, ...]) -> None:
+    """Delete file slices outside the retained commits (hoodie.cleaner.* options)."""
+    from hudi_md.table.config import TableConfig
+    from hudi_md.write import services
+    from hudi_md.write.config import WriteConfig
+
+    w = _writer(path, options)
+    instant = services.clean(w, WriteConfig.from_options(w.options, TableConfig.load(w.storage)))
+    click.echo(f"clean {instant}" if instant else "nothing to clean")
+
+
+@main.command("compaction")
+@click.argument("path")
+@_option
+@_errors
+def compaction_cmd(path: str, options: tuple[str, ...]) -> None:
+    """Schedule and run a MOR compaction of every slice with log files."""
+    from hudi_md.write import services
+
+    instant = services.compact(_writer(path, options))
+    click.echo(f"compaction {instant}" if instant else "nothing to compact")
+
+
+@main.command("rollback")
+@click.argument("path")
+@click.argument("instant")
+@_option
+@_errors
+def rollback_cmd(path: str, instant: str, options: tuple[str, ...]) -> None:
+    """Roll back the latest completed write INSTANT."""
+    click.echo(f"rollback {_writer(path, options).rollback_commit(instant)}")
+
+
+@main.command("restore")
+@click.argument("path")
+@click.argument("instant")
+@_option
+@_errors
+def restore_cmd(path: str, instant: str, options: tuple[str, ...]) -> None:
+    """Restore the table to its state right after INSTANT."""
+    done = _writer(path, options).restore(instant)
+    click.echo(f"restored to {instant}: {len(done)} rollbacks")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -273,3 +273,38 @@ def test_metadata_disable_deletes_the_mdt(tmp_path: Path) -> None:
     table = hudi_md.open_table(str(path))
     assert table.config.metadata_partitions == []
     assert table.read().num_rows == 3
+
+
+def test_mdt_compaction_and_clean_keep_the_mdt_bounded(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    path = tmp_path / "t"
+    opts = _options("MERGE_ON_READ", ["city"], **{"hoodie.metadata.compact.max.delta.commits": "5"})
+    model = Model(["city"])
+    rows = _rows(rng, list(range(10)), 1)
+    hudi_md.write(_table(rows), str(path), operation="insert", options=opts)
+    model.insert(rows)
+    for step in range(22):
+        batch = [
+            dict(r, ts=r["ts"] + step + 1, fare=float(step)) for r in rng.sample(list(model.rows.values()), 2)
+        ]
+        hudi_md.write(_table(batch), str(path), operation="upsert", options=opts)
+        model.upsert(batch)
+    table = hudi_md.open_table(str(path))
+    mdt = table.metadata_table
+    compactions = mdt.timeline.completed().of_actions("commit")
+    assert len(compactions) >= 4
+    assert mdt.timeline.completed().of_actions("clean")
+    from hudi_md.metadata.stats import metadata_stats
+
+    stats = metadata_stats(table, mdt)
+    assert stats["deltacommits_since_last_compaction"] < 5
+    for name, part in stats["partitions"].items():
+        assert part["max_log_files_per_file_group"] <= 6, name
+    # at most two slices of any MDT file group remain on storage
+    for part in (path / ".hoodie/metadata").iterdir():
+        if part.name.startswith("."):
+            continue
+        bases = [f for f in part.iterdir() if f.suffix == ".hfile"]
+        groups = {f.name.split("_")[0] for f in bases}
+        assert len(bases) <= 2 * len(groups), part.name
+    check_readers(path, model, "MERGE_ON_READ")

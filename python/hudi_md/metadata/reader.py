@@ -20,6 +20,7 @@ from hudi_md.formats.avro import decode_schemaless
 from hudi_md.formats.hfile import HFileReader
 from hudi_md.formats.logfile import LogBlock, LogBlockType, read_log_file
 from hudi_md.metadata import keys as K
+from hudi_md.metadata import metrics
 from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
@@ -224,6 +225,13 @@ class MetadataTable:
     ) -> dict[str, Record]:
         """Merged, live records of an MDT partition for exact keys, key prefixes, or everything."""
         self.stats["lookups"] += 1
+        kind = "lookup" if keys is not None else "scan"
+        with metrics.timed(f"{kind}_{partition}"):
+            return self._read_records(partition, keys, prefixes)
+
+    def _read_records(
+        self, partition: str, keys: Iterable[str] | None, prefixes: Iterable[str] | None
+    ) -> dict[str, Record]:
         slices = self.file_slices(partition)
         out: dict[str, Record | None] = {}
         if keys is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hudi_md.metadata import metrics
 from hudi_md.table.timeline import COMMIT, DELTA_COMMIT
 
 if TYPE_CHECKING:
@@ -44,5 +45,6 @@ def metadata_stats(table: Table, mdt: MetadataTable) -> dict[str, Any]:
         "partition_count": len(mdt.all_partitions()),
         "partitions": partitions,
         "reader_metrics": dict(mdt.stats),
+        "metrics": metrics.snapshot(),
         "storage": table.storage_stats(),
     }

@@ -18,6 +18,7 @@ import fastavro
 
 from hudi_md.formats.avro import parse_schema
 from hudi_md.metadata import keys as K
+from hudi_md.metadata import metrics
 from hudi_md.metadata.reader import METADATA_FOLDER, MetadataTable
 from hudi_md.metadata.records_builder import MdtRecord, metadata_record_schema_json
 from hudi_md.storage import Storage
@@ -203,6 +204,20 @@ class MetadataTableWriter:
 
         Records for the same key within one commit are combined with Hudi's merge rules first.
         """
+        with metrics.timed("sync"):
+            return self._write_records(
+                instant, records, partitions=partitions, action=action, operation=operation
+            )
+
+    def _write_records(
+        self,
+        instant: str,
+        records: Iterable[MdtRecord],
+        *,
+        partitions: Iterable[str],
+        action: str,
+        operation: str,
+    ) -> DeltaCommitResult:
         from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
         from hudi_md.metadata.records import merge
 
@@ -257,6 +272,12 @@ class MetadataTableWriter:
 
         Returns the init instant (``00000000000000`` + 3 digits, as Hudi 1.x numbers them).
         """
+        with metrics.timed(f"initialize_{partition}"):
+            return self._initialize_partition(partition, records, num_file_groups=num_file_groups)
+
+    def _initialize_partition(
+        self, partition: str, records: Sequence[MdtRecord], *, num_file_groups: int | None = None
+    ) -> str:
         from hudi_md.formats.logfile_writer import delete_block
         from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
 
@@ -316,6 +337,80 @@ class MetadataTableWriter:
 
     def compact(self, reader: MetadataTable) -> str:
         """Merge every file group's latest slice into a new base HFile (all logs valid by now)."""
+        with metrics.timed("compaction"):
+            instant = self._compact(reader)
+        self.clean()
+        return instant
+
+    def clean(self, keep_slices: int = 2) -> str | None:
+        """Delete MDT file slices older than the latest ``keep_slices`` of each file group (the
+        newest base and the one before it, for readers that planned on it), as an MDT clean."""
+        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+        from hudi_md.table.fs_view import FileSystemView
+        from hudi_md.table.listing import StorageListing
+        from hudi_md.table.timeline import CLEAN
+
+        config = TableConfig.load(self.storage)
+        timeline = self.timeline()
+        view = FileSystemView(config, timeline, StorageListing(self.storage))
+        partitions = [e.name for e in self.storage.list("") if e.is_dir and not e.name.startswith(".")]
+        doomed: dict[str, list[str]] = defaultdict(list)
+        for p, groups in view.file_groups(partitions).items():
+            for g in groups:
+                for t in sorted(g.slices, reverse=True)[keep_slices:]:
+                    s = g.slices[t]
+                    if s.base_file is not None:
+                        doomed[p].append(s.base_file.name)
+                    doomed[p].extend(lf.name for lf in s.log_files)
+        if not doomed:
+            return None
+        last = timeline.last()
+        instant = new_instant_time(after=last.requested_time if last else None)
+        tw = self.timeline_writer()
+        plan = {
+            "earliestInstantToRetain": None,
+            "lastCompletedCommitTimestamp": last.requested_time if last else "",
+            "policy": "KEEP_LATEST_FILE_VERSIONS",
+            "filesToBeDeletedPerPartition": {},
+            "version": 2,
+            "filePathsToBeDeletedPerPartition": {
+                p: [{"filePath": self.storage.uri(f"{p}/{n}"), "isBootstrapBaseFile": False} for n in names]
+                for p, names in doomed.items()
+            },
+            "partitionsToBeDeleted": [],
+            "extraMetadata": {},
+        }
+        tw.requested(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
+        tw.inflight(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
+        for p, names in doomed.items():
+            for n in names:
+                if self.storage.exists(f"{p}/{n}"):
+                    self.storage.delete(f"{p}/{n}")
+        meta = {
+            "startCleanTime": instant,
+            "timeTakenInMillis": 0,
+            "totalFilesDeleted": sum(len(v) for v in doomed.values()),
+            "earliestCommitToRetain": "",
+            "lastCompletedCommitTimestamp": last.requested_time if last else "",
+            "partitionMetadata": {
+                p: {
+                    "partitionPath": p,
+                    "policy": "KEEP_LATEST_FILE_VERSIONS",
+                    "deletePathPatterns": names,
+                    "successDeleteFiles": names,
+                    "failedDeleteFiles": [],
+                    "isPartitionDeleted": False,
+                }
+                for p, names in doomed.items()
+            },
+            "version": 2,
+            "bootstrapPartitionMetadata": {},
+            "extraMetadata": {},
+        }
+        tw.complete(instant, CLEAN, serialize_instant_metadata("clean", meta))
+        return instant
+
+    def _compact(self, reader: MetadataTable) -> str:
         from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
         from hudi_md.metadata.reader import _Selection
 

@@ -1,0 +1,99 @@
+"""MDT lifecycle and table-service commands of the CLI, on tables hudi-md wrote."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import hudi
+import pyarrow as pa
+from test_writer_model import Model, _options, _rows, _table, check_readers
+
+import hudi_md
+
+
+def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "hudi_md.cli", *args], capture_output=True, text=True, timeout=300
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"hudi-md {' '.join(args)}: {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def test_create_delete_init(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    path = tmp_path / "t"
+    opts = _options("MERGE_ON_READ", ["city"], **{"hoodie.metadata.enable": "false"})
+    model = Model(["city"])
+    for i in range(3):
+        rows = _rows(rng, list(range(i * 5, i * 5 + 5)), 10 * (i + 1))
+        hudi_md.write(_table(rows), str(path), operation="upsert", options=opts)
+        model.upsert(rows)
+    assert not hudi_md.open_table(str(path)).uses_metadata_table
+    out = cli(
+        "metadata", "create", str(path), "--no-progress", "-o", "hoodie.metadata.record.index.enable=true"
+    )
+    assert "files" in out.stdout and "record_index" in out.stdout
+    table = hudi_md.open_table(str(path))
+    assert table.uses_metadata_table
+    assert sorted(table.config.metadata_partitions) == [
+        "column_stats",
+        "files",
+        "partition_stats",
+        "record_index",
+    ]
+    assert "OK" in cli("metadata", "validate", str(path)).stdout
+    check_readers(path, model, "MERGE_ON_READ")
+    # the record index knows every live key's file group
+    keys = [r["id"] for r in model.rows.values()]
+    found = table.metadata_table.record_index(keys)
+    assert sorted(found) == sorted(keys)
+    # writes keep it in step
+    more = _rows(rng, [100, 101], 50)
+    hudi_md.write(
+        _table(more), str(path), operation="upsert", options={**opts, "hoodie.metadata.enable": "true"}
+    )
+    model.upsert(more)
+    check_readers(path, model, "MERGE_ON_READ")
+    stats = json.loads(cli("metadata", "stats", "--json", str(path)).stdout)
+    assert stats["partition_count"] == len({r["city"] for r in model.rows.values()})
+    assert any(k.startswith("lookup_") or k.startswith("scan_") for k in stats["metrics"])
+    cli("metadata", "delete", str(path))
+    table = hudi_md.open_table(str(path))
+    assert not table.uses_metadata_table and not (path / ".hoodie/metadata").exists()
+    check_readers(path, model, "MERGE_ON_READ")
+    out = cli("metadata", "init", str(path))
+    assert "files" in out.stdout
+    assert hudi_md.open_table(str(path)).uses_metadata_table
+    check_readers(path, model, "MERGE_ON_READ")
+
+
+def test_service_commands(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    path = tmp_path / "t"
+    opts = _options("MERGE_ON_READ", ["city"])
+    model = Model(["city"])
+    first = _rows(rng, list(range(6)), 10)
+    i1 = hudi_md.write(_table(first), str(path), operation="insert", options=opts)
+    model.insert(first)
+    upd = [dict(r, ts=r["ts"] + 1, fare=1.0) for r in first[:3]]
+    hudi_md.write(_table(upd), str(path), operation="upsert", options=opts)
+    model.upsert(upd)
+    assert "compaction" in cli("compaction", str(path)).stdout
+    check_readers(path, model, "MERGE_ON_READ")
+    assert not [s for s in hudi_md.open_table(str(path)).file_slices().to_pylist() if s["log_files"]]
+    extra = _rows(rng, [50], 30)
+    i3 = hudi_md.write(_table(extra), str(path), operation="upsert", options=opts)
+    assert "rollback" in cli("rollback", str(path), i3).stdout
+    check_readers(path, model, "MERGE_ON_READ")
+    cli("restore", str(path), i1)
+    restored = Model(["city"])
+    restored.insert(first)
+    check_readers(path, restored, "MERGE_ON_READ")
+    rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
+    assert rs.num_rows == len(first)
+    assert cli("clean", str(path)).returncode == 0
