@@ -43,8 +43,31 @@ def _column(table: pa.Table, name: str) -> list[Any]:
     return table.column(name).to_pylist()
 
 
+def _fast_strings(table: pa.Table, name: str) -> pa.Array | None:
+    """The column as strings, vectorised, for types whose Arrow cast prints what Hudi prints."""
+    import pyarrow.compute as pc
+
+    if table.schema.get_field_index(name) < 0:
+        return None
+    col = table.column(name).combine_chunks()
+    t = col.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return col.cast(pa.string())
+    if pa.types.is_integer(t):
+        return pc.cast(col, pa.string())
+    return None
+
+
 def record_keys(table: pa.Table, fields: Sequence[str], keygen: str) -> pa.Array:
     """``_hoodie_record_key`` values: the field's value, or ``f1:v1,f2:v2`` for complex keys."""
+    import pyarrow.compute as pc
+
+    if len(fields) == 1:
+        fast = _fast_strings(table, fields[0])
+        if fast is not None:
+            bad = pc.or_(pc.is_null(fast), pc.equal(fast, ""))
+            if not pc.any(bad).as_py():
+                return fast
     columns = [_column(table, f) for f in fields]
     complex_keys = (keygen == "COMPLEX" and len(fields) > 1) or len(fields) > 1
     out: list[str] = []
@@ -77,8 +100,17 @@ def record_keys(table: pa.Table, fields: Sequence[str], keygen: str) -> pa.Array
 def partition_paths(
     table: pa.Table, fields: Sequence[str], *, hive_style: bool, url_encode: bool
 ) -> pa.Array:
+    import pyarrow.compute as pc
+
     if not fields:
         return pa.array([""] * table.num_rows, pa.string())
+    fast = [_fast_strings(table, f) for f in fields]
+    if not url_encode and all(a is not None for a in fast):
+        parts = []
+        for f, a in zip(fields, fast, strict=True):
+            a = pc.if_else(pc.or_(pc.is_null(a), pc.equal(a, "")), HIVE_DEFAULT_PARTITION, a)
+            parts.append(pc.binary_join_element_wise(f"{f}=", a, "") if hive_style else a)
+        return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "/")
     columns = [_column(table, f) for f in fields]
     out = []
     for i in range(table.num_rows):

@@ -1,0 +1,116 @@
+"""Write benchmark: commit time with and without MDT upkeep, and the MDT's size.
+
+    .venv/bin/python benchmarks/write_bench.py --rows 1000000 [--rows 10000000] [--engine local|spark]
+
+Figures are ratios between runs in the same process on the same machine (MDT on / MDT off), never
+absolute targets. Results are appended to benchmarks/results/write_bench.jsonl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+import hudi_md
+
+CITIES = [f"city_{i:02d}" for i in range(20)]
+
+
+def make_rows(n: int, start: int, ts: int) -> pa.Table:
+    ids = pa.array(range(start, start + n), pa.int64())
+    return pa.table(
+        {
+            "id": pc.cast(ids, pa.string()),
+            "city": pa.array([CITIES[i % len(CITIES)] for i in range(start, start + n)], pa.string()),
+            "ts": pa.array([ts] * n, pa.int64()),
+            "fare": pc.multiply(pc.cast(ids, pa.float64()), 0.01),
+            "rider": pc.binary_join_element_wise("rider-", pc.cast(pc.bit_wise_and(ids, 1023), pa.string()), ""),
+        }
+    )
+
+
+def du(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def run(rows: int, mdt: bool, engine: str, table_type: str, spark=None) -> dict:
+    root = Path(tempfile.mkdtemp(prefix="hudi-md-bench-"))
+    path = root / "t"
+    opts = {
+        "hoodie.table.name": "bench",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.metadata.enable": str(mdt).lower(),
+        "hoodie.metadata.record.index.enable": str(mdt).lower(),
+    }
+    data = make_rows(rows, 0, 1)
+    update = make_rows(rows // 10, 0, 2)
+
+    def write(t: pa.Table, op: str) -> float:
+        start = time.perf_counter()
+        payload = spark.createDataFrame(t.to_pandas()) if engine == "spark" else t
+        hudi_md.write(payload, str(path), operation=op, options=opts)
+        return time.perf_counter() - start
+
+    insert_s = write(data, "bulk_insert")
+    upsert_s = write(update, "upsert")
+    mdt_bytes = du(path / ".hoodie/metadata") if (path / ".hoodie/metadata").exists() else 0
+    result = {
+        "rows": rows,
+        "engine": engine,
+        "table_type": table_type,
+        "mdt": mdt,
+        "insert_s": round(insert_s, 2),
+        "upsert_10pct_s": round(upsert_s, 2),
+        "table_bytes": du(path),
+        "mdt_bytes": mdt_bytes,
+    }
+    shutil.rmtree(root, ignore_errors=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, action="append", default=None)
+    ap.add_argument("--engine", choices=["local", "spark"], default="local")
+    ap.add_argument("--table-type", default="COPY_ON_WRITE")
+    args = ap.parse_args()
+    spark = None
+    if args.engine == "spark":
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    out = Path(__file__).parent / "results"
+    out.mkdir(exist_ok=True)
+    for n in args.rows or [1_000_000]:
+        on = run(n, True, args.engine, args.table_type, spark)
+        off = run(n, False, args.engine, args.table_type, spark)
+        summary = {
+            "rows": n,
+            "engine": args.engine,
+            "table_type": args.table_type,
+            "with_mdt": on,
+            "without_mdt": off,
+            "insert_time_ratio_mdt_on_off": round(on["insert_s"] / off["insert_s"], 3),
+            "upsert_time_ratio_mdt_on_off": round(on["upsert_10pct_s"] / off["upsert_10pct_s"], 3),
+            "mdt_bytes_over_table_bytes": round(on["mdt_bytes"] / max(1, on["table_bytes"]), 4),
+        }
+        print(json.dumps(summary, indent=2))
+        with open(out / "write_bench.jsonl", "a") as f:
+            f.write(json.dumps(summary) + "\n")
+
+
+if __name__ == "__main__":
+    main()
