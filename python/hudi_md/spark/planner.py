@@ -1,0 +1,245 @@
+"""The long-lived planner process the Spark shim talks to (DESIGN.md, "Planner protocol").
+
+Run as ``python -m hudi_md.spark.planner``. Frames on stdin/stdout: a 4-byte big-endian length,
+then the payload. Each request is one JSON frame; each response is one JSON frame, and a ``plan``
+response is followed by one more frame holding an Arrow IPC stream of file slices.
+
+Requests:
+
+* ``{"op": "ping"}`` → ``{"ok": true, "version": ...}``
+* ``{"op": "schema", "path": P, "options": {...}}`` → ``{"ok": true, "data_schema": <Spark
+  StructType JSON>, "partition_schema": <Spark StructType JSON>, "latest_instant": T}``
+* ``{"op": "plan", "path": P, "options": {...}, "filters": <expression JSON or null>}`` →
+  ``{"ok": true, "counters": {...}, "latest_instant": T, "rows": N}`` + Arrow stream with columns
+  ``partition_path``, one ``p:<column>`` per partition column (typed), ``base_file`` (absolute
+  URI or null), ``base_file_size``, ``modification_time`` (ms), ``log_files`` (absolute URIs),
+  ``log_file_sizes``.
+* errors: ``{"ok": false, "error_type": ..., "message": ...}``; the process keeps serving.
+
+Options understood besides ``hoodie.*`` and storage options: ``as.of.instant``,
+``hoodie.datasource.query.type`` (snapshot | read_optimized | incremental),
+``hoodie.datasource.read.begin.instanttime`` / ``.end.instanttime``.
+Tables are cached per path and options, keyed by the latest instant on the timeline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import struct
+import sys
+import threading
+from collections.abc import Mapping
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+
+import hudi_md
+from hudi_md.errors import HudiMdError, InvalidOptionError
+
+log = logging.getLogger(__name__)
+
+AS_OF = "as.of.instant"
+QUERY_TYPE = "hoodie.datasource.query.type"
+BEGIN = "hoodie.datasource.read.begin.instanttime"
+END = "hoodie.datasource.read.end.instanttime"
+_READ_OPTIONS = {AS_OF, QUERY_TYPE, BEGIN, END, "path"}
+
+
+def read_frame(stream: BinaryIO) -> bytes | None:
+    header = stream.read(4)
+    if not header:
+        return None
+    if len(header) < 4:
+        raise EOFError("truncated frame header")
+    (n,) = struct.unpack(">I", header)
+    data = stream.read(n)
+    if len(data) != n:
+        raise EOFError("truncated frame")
+    return data
+
+
+def write_frame(stream: BinaryIO, payload: bytes) -> None:
+    stream.write(struct.pack(">I", len(payload)))
+    stream.write(payload)
+
+
+class Planner:
+    """Answers requests; keeps one opened table per (path, options) until its timeline moves."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, tuple[str | None, Any]] = {}
+        self._lock = threading.Lock()
+
+    def _table(self, path: str, options: Mapping[str, str]) -> Any:
+        table_opts = {k: v for k, v in options.items() if k not in _READ_OPTIONS}
+        key = json.dumps([path, sorted(table_opts.items())])
+        fresh = hudi_md.open_table(path, table_opts)
+        latest = fresh.timeline.last()
+        marker = latest.file_name if latest else None
+        with self._lock:
+            cached = self._tables.get(key)
+            if cached is not None and cached[0] == marker:
+                return cached[1]
+            self._tables[key] = (marker, fresh)
+        return fresh
+
+    def handle(self, request: Mapping[str, Any]) -> tuple[dict[str, Any], bytes | None]:
+        op = request.get("op")
+        if op == "ping":
+            return {"ok": True, "version": hudi_md.__version__}, None
+        path = request.get("path")
+        if not path:
+            raise InvalidOptionError("request without 'path'")
+        options = {str(k): str(v) for k, v in (request.get("options") or {}).items()}
+        table = self._table(path, options)
+        latest = table.timeline.write_timeline().last()
+        if op == "schema":
+            data, part = spark_schemas(table)
+            return {
+                "ok": True,
+                "data_schema": data,
+                "partition_schema": part,
+                "latest_instant": latest.requested_time if latest else None,
+            }, None
+        if op == "plan":
+            return self._plan(table, options, request.get("filters"), latest)
+        raise InvalidOptionError(f"unknown planner op {op!r}")
+
+    def _plan(
+        self, table: Any, options: Mapping[str, str], filters: Any, latest: Any
+    ) -> tuple[dict[str, Any], bytes]:
+        from hudi_md.planning.expressions import from_json
+        from hudi_md.planning.planner import plan_scan
+
+        expr = from_json(filters) if filters else None
+        query_type = options.get(QUERY_TYPE, "snapshot")
+        if query_type not in ("snapshot", "read_optimized", "incremental"):
+            raise InvalidOptionError(
+                f"{QUERY_TYPE} must be snapshot, read_optimized or incremental, got {query_type!r}"
+            )
+        as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
+        if query_type == "incremental":
+            end = table._resolve_as_of(options.get(END)) if options.get(END) else None
+            plan = plan_scan(table, expr, as_of=end, use_indexes=False)
+        else:
+            plan = plan_scan(table, expr, as_of=as_of, read_optimized=query_type == "read_optimized")
+        counters = dict(plan.counters)
+        counters["storage_requests"] = table.storage_stats()["requests"]
+        batch = slices_to_arrow(table, plan.slices)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, batch.schema) as writer:
+            writer.write_table(batch)
+        header = {
+            "ok": True,
+            "counters": counters,
+            "latest_instant": latest.requested_time if latest else None,
+            "rows": batch.num_rows,
+        }
+        return header, sink.getvalue().to_pybytes()
+
+
+def partition_arrow_schema(table: Any) -> pa.Schema:
+    """Spark partition columns: the table's, when its paths carry their values (identity key
+    generators). Otherwise none: the columns stay ordinary data columns read from the files."""
+    from hudi_md.table.partitions import PartitionScheme
+
+    if not PartitionScheme(table.config).is_identity:
+        return pa.schema([])
+    schema = table.schema
+    fields = []
+    for name in table.partition_fields:
+        idx = schema.get_field_index(name)
+        fields.append(schema.field(idx) if idx >= 0 else pa.field(name, pa.string()))
+    return pa.schema(fields)
+
+
+def spark_schemas(table: Any) -> tuple[str, str]:
+    """(data schema, partition schema) as Spark StructType JSON (partition columns not in the data)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema = table.schema
+    parts = partition_arrow_schema(table)
+    data = pa.schema([f for f in schema if f.name not in parts.names])
+    return from_arrow_schema(_sparkable(data)).json(), from_arrow_schema(_sparkable(parts)).json()
+
+
+def _sparkable(schema: pa.Schema) -> pa.Schema:
+    """Arrow types Spark's converter accepts (tz-aware timestamps become UTC microseconds)."""
+    out = []
+    for f in schema:
+        t = f.type
+        if pa.types.is_timestamp(t):
+            t = pa.timestamp("us", tz="UTC") if t.tz else pa.timestamp("us")
+        out.append(pa.field(f.name, t, nullable=True))
+    return pa.schema(out)
+
+
+def slices_to_arrow(table: Any, slices: Any) -> pa.Table:
+    from hudi_md.table.partitions import PartitionScheme
+
+    scheme = PartitionScheme(table.config)
+    pschema = partition_arrow_schema(table)
+    cols: dict[str, list[Any]] = {f"p:{f.name}": [] for f in pschema}
+    rows: dict[str, list[Any]] = {
+        "partition_path": [],
+        "base_file": [],
+        "base_file_size": [],
+        "modification_time": [],
+        "log_files": [],
+        "log_file_sizes": [],
+    }
+    storage = table.storage
+    for s in sorted(slices, key=lambda s: (s.partition_path, s.file_id)):
+        values = scheme.typed_values(s.partition_path, pschema) if pschema.names else {}
+        if values is None:
+            raise InvalidOptionError(
+                f"{table.uri}: partition path {s.partition_path!r} does not carry the values of "
+                f"{', '.join(pschema.names)} (key generator {table.config.keygen})"
+            )
+        for f in pschema:
+            cols[f"p:{f.name}"].append(values.get(f.name))
+        rows["partition_path"].append(s.partition_path)
+        rows["base_file"].append(storage.uri(s.base_file.path) if s.base_file else None)
+        rows["base_file_size"].append(s.base_file.size if s.base_file else 0)
+        rows["modification_time"].append(0)
+        rows["log_files"].append([storage.uri(lf.path) for lf in s.log_files])
+        rows["log_file_sizes"].append([lf.size for lf in s.log_files])
+    arrays = {
+        "partition_path": pa.array(rows["partition_path"], pa.string()),
+        **{name: pa.array(cols[name], pschema.field(name[2:]).type) for name in cols},
+        "base_file": pa.array(rows["base_file"], pa.string()),
+        "base_file_size": pa.array(rows["base_file_size"], pa.int64()),
+        "modification_time": pa.array(rows["modification_time"], pa.int64()),
+        "log_files": pa.array(rows["log_files"], pa.list_(pa.string())),
+        "log_file_sizes": pa.array(rows["log_file_sizes"], pa.list_(pa.int64())),
+    }
+    return pa.table(arrays)
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    planner = Planner()
+    while True:
+        frame = read_frame(stdin)
+        if frame is None:
+            return
+        try:
+            header, body = planner.handle(json.loads(frame))
+        except (HudiMdError, ValueError, OSError, KeyError) as e:
+            log.warning("planner request failed: %s", e)
+            header, body = {"ok": False, "error_type": type(e).__name__, "message": str(e)}, None
+        write_frame(stdout, json.dumps(header, default=str).encode("utf-8"))
+        if body is not None:
+            write_frame(stdout, body)
+        stdout.flush()
+
+
+def main() -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but frames may reach the shim's pipe
+    serve(sys.stdin.buffer, out)
+
+
+if __name__ == "__main__":
+    main()
