@@ -30,6 +30,7 @@ GLOBAL_RECORD_INDEX_ENABLE = "hoodie.metadata.global.record.level.index.enable"
 BLOOM_INDEX_ENABLE = "hoodie.metadata.index.bloom.filter.enable"
 MAX_FILE_SIZE = "hoodie.parquet.max.file.size"
 LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
+PARQUET_BLOOM_FILTER = "hoodie.parquet.bloom.filter.enabled"
 COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
 CLEAN_AUTOMATIC = "hoodie.clean.automatic"
 CLEANER_POLICY = "hoodie.cleaner.policy"
@@ -89,6 +90,7 @@ class WriteConfig:
     bloom_index_enabled: bool
     max_file_size: int
     log_block_format: str
+    parquet_bloom_filter: bool
     combine_before_insert: bool
     clean_automatic: bool
     cleaner_policy: str
@@ -169,6 +171,7 @@ class WriteConfig:
             bloom_index_enabled=_bool(opts, BLOOM_INDEX_ENABLE, False),
             max_file_size=_int(opts, MAX_FILE_SIZE, 120 * 1024 * 1024),
             log_block_format=opts.get(LOG_BLOCK_FORMAT, "avro").lower(),
+            parquet_bloom_filter=_bool(opts, PARQUET_BLOOM_FILTER, True),
             combine_before_insert=_bool(opts, COMBINE_BEFORE_INSERT, False),
             clean_automatic=_bool(opts, CLEAN_AUTOMATIC, True),
             cleaner_policy=opts.get(CLEANER_POLICY, "KEEP_LATEST_COMMITS").upper(),

@@ -462,7 +462,7 @@ class HudiWriter:
             is_mor=cfg.is_mor,
             log_block_format=cfg.log_block_format,
             index_columns=self._index_columns(cfg, config, avro_schema),
-            with_bloom=True,
+            with_bloom=cfg.parquet_bloom_filter,
         )
 
     def prepare_files(self, instant: str, tasks: Sequence[FileGroupTask], cfg: WriteConfig) -> None:
