@@ -1,0 +1,137 @@
+"""Reading a table into a Spark DataFrame from Python: base-only slices through Spark's own
+Parquet reader, slices with log files merged by Python workers on the executors (``mapInArrow``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+import hudi_md
+
+
+def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | None, as_of: str | None):
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from hudi_md.read.merge import MergeSpec
+        from hudi_md.read.slice_reader import instant_validator, read_file_slice
+        from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
+
+        table = hudi_md.open_table(path, dict(options))
+        schema = table.schema
+        merge = MergeSpec.from_config(table.config)
+        valid = instant_validator(table.timeline, as_of)
+        for b in batches:
+            for text in b.column(0).to_pylist():
+                d = json.loads(text)
+                base = BaseFile(**d["base_file"]) if d["base_file"] else None
+                logs = tuple(LogFile(**lf) for lf in d["log_files"])
+                s = FileSlice(d["partition_path"], d["file_id"], d["base_instant"], base, logs)
+                rows = read_file_slice(
+                    table.storage, s, schema=schema, merge=merge, is_valid_instant=valid, columns=columns
+                )
+                yield from rows.to_batches()
+
+    return fn
+
+
+def read_table(
+    spark: Any,
+    path: str,
+    options: Mapping[str, Any] | None = None,
+    *,
+    filters: Sequence[Any] | None = None,
+    columns: Sequence[str] | None = None,
+    as_of: str | None = None,
+    read_optimized: bool = False,
+) -> Any:
+    """A DataFrame of the table's snapshot (or read-optimized view), planned through the MDT."""
+    from dataclasses import asdict
+
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from hudi_md.planning.planner import plan_scan
+
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    table = hudi_md.open_table(path, opts)
+    expr = table._expression(filters)
+    instant = table._resolve_as_of(as_of)
+    plan = plan_scan(table, expr, as_of=instant, read_optimized=read_optimized)
+    schema = table.schema
+    cols = list(columns) if columns is not None else schema.names
+    out_schema = pa.schema([schema.field(c) for c in cols])
+    spark_schema = from_arrow_schema(out_schema)
+    base_only = [s for s in plan.slices if not s.log_files and s.base_file is not None]
+    with_logs = [s for s in plan.slices if s.log_files]
+    frames = []
+    if base_only:
+        files = [table.storage.uri(s.base_file.path) for s in base_only]
+        frames.append(spark.read.schema(from_arrow_schema(schema)).parquet(*files).select(*cols))
+    if with_logs:
+        descriptors = [json.dumps(asdict(s)) for s in with_logs]
+        slices = spark.createDataFrame([(d,) for d in descriptors], "slice string").repartition(
+            len(descriptors)
+        )
+        frames.append(slices.mapInArrow(_merge_slices(path, opts, cols, instant), spark_schema))
+    if not frames:
+        return spark.createDataFrame([], spark_schema)
+    df = frames[0]
+    for f in frames[1:]:
+        df = df.unionByName(f)
+    if expr is not None:
+        # Pruning is inclusive; the rows themselves are filtered here, with Spark's SQL semantics.
+        from hudi_md.planning.binding import bind
+
+        df = df.filter(_spark_condition(bind(expr, schema)))
+    return df
+
+
+def _spark_condition(expr: Any) -> Any:
+    """The bound filter as a Spark Column (SQL three-valued logic on both sides)."""
+    from pyspark.sql import functions as F
+
+    from hudi_md.planning.expressions import (
+        AlwaysFalse,
+        AlwaysTrue,
+        And,
+        LiteralPredicate,
+        Not,
+        Op,
+        Or,
+        SetPredicate,
+        UnaryPredicate,
+    )
+
+    if isinstance(expr, AlwaysTrue):
+        return F.lit(True)
+    if isinstance(expr, AlwaysFalse):
+        return F.lit(False)
+    if isinstance(expr, And):
+        return _spark_condition(expr.left) & _spark_condition(expr.right)
+    if isinstance(expr, Or):
+        return _spark_condition(expr.left) | _spark_condition(expr.right)
+    if isinstance(expr, Not):
+        return ~_spark_condition(expr.child)
+    name = expr.term.name if hasattr(expr.term, "name") else expr.term.field.name
+    col = F.col(f"`{name}`")
+    if isinstance(expr, UnaryPredicate):
+        return col.isNull() if expr.op == Op.IS_NULL else col.isNotNull()
+    if isinstance(expr, SetPredicate):
+        values = list(expr.values)
+        cond = col.isin(values) if values else F.lit(False)
+        return cond if expr.op == Op.IN else (col.isNotNull() & ~cond if values else F.lit(True))
+    if isinstance(expr, LiteralPredicate):
+        v = expr.value
+        return {
+            Op.EQ: lambda: col == F.lit(v),
+            Op.NE: lambda: col != F.lit(v),
+            Op.LT: lambda: col < F.lit(v),
+            Op.LE: lambda: col <= F.lit(v),
+            Op.GT: lambda: col > F.lit(v),
+            Op.GE: lambda: col >= F.lit(v),
+            Op.STARTS_WITH: lambda: col.startswith(v),
+            Op.NOT_STARTS_WITH: lambda: ~col.startswith(v),
+        }[expr.op]()
+    raise TypeError(f"cannot translate {expr!r} for Spark")
