@@ -97,3 +97,30 @@ def test_service_commands(tmp_path: Path) -> None:
     rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
     assert rs.num_rows == len(first)
     assert cli("clean", str(path)).returncode == 0
+
+
+def test_create_is_staged_in_partition_batches(tmp_path: Path) -> None:
+    """150 partitions build in three batches: base HFiles, then `.log.2`, `.log.3`, ... of the init
+    instant; every reader still sees exactly the table."""
+    path = tmp_path / "t"
+    n = 150
+    data = pa.table(
+        {"id": [f"k{i}" for i in range(n)], "dt": [f"p{i:03d}" for i in range(n)], "v": list(range(n))}
+    )
+    opts = {
+        "hoodie.table.name": "staged",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "dt",
+        "hoodie.parquet.bloom.filter.enabled": "false",
+        "hoodie.metadata.enable": "false",
+    }
+    hudi_md.write(data, str(path), operation="insert", options=opts)
+    cli("metadata", "create", str(path), "--no-progress", "-o", "hoodie.metadata.record.index.enable=true")
+    logs = sorted(f.name for f in (path / ".hoodie/metadata/files").iterdir() if ".log." in f.name)
+    assert any(".log.3_" in name for name in logs), logs
+    assert "OK" in cli("metadata", "validate", str(path)).stdout
+    table = hudi_md.open_table(str(path))
+    assert len(table.partitions()) == n
+    assert len(table.metadata_table.record_index([f"k{i}" for i in range(n)])) == n
+    rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
+    assert rs.num_rows == n

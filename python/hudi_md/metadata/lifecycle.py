@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -104,28 +104,47 @@ def initialize_partitions(
     data_partitions = table.partitions() if has_data else []
     view = table.file_system_view()
     for mdt_partition in ordered:
-        records: list[MdtRecord] = []
-        for i, batch in enumerate(_batches(data_partitions, 64)):
+
+        def staged(part: str = mdt_partition) -> Iterator[list[MdtRecord]]:
+            # One batch of data partitions at a time: memory is bounded by the batch.
+            if part == K.FILES:
+                yield [all_partitions_record(data_partitions)]
+            for i, batch in enumerate(_batches(data_partitions, BATCH_PARTITIONS)):
+                if progress:
+                    progress(part, i * BATCH_PARTITIONS, len(data_partitions))
+                yield _records_for(part, table, view, batch, columns, types)
             if progress:
-                progress(mdt_partition, i * 64, len(data_partitions))
-            records.extend(_records_for(mdt_partition, table, view, batch, columns, types))
-        if mdt_partition == K.FILES:
-            records.append(all_partitions_record(data_partitions))
-        writer.initialize_partition(
-            mdt_partition, records, num_file_groups=_file_groups(writer, mdt_partition, records)
-        )
+                progress(part, len(data_partitions), len(data_partitions))
+
+        estimate = _estimate_records(mdt_partition, table, data_partitions)
+        groups = _file_groups(writer, mdt_partition, estimate)
+        writer.initialize_partition(mdt_partition, staged(), num_file_groups=groups)
         available = sorted(set(TableConfig.load(storage).metadata_partitions) | {mdt_partition})
         config = update_table_config(storage, {C.METADATA_PARTITIONS: ",".join(available)})
     _write_index_defs(storage, ordered, columns)
     return config
 
 
-def _file_groups(writer: Any, partition: str, records: Sequence[MdtRecord]) -> int:
+BATCH_PARTITIONS = 64
+
+
+def _estimate_records(mdt_partition: str, table: Any, partitions: Sequence[str]) -> int:
+    """Record-index size estimate from the commit metadata (no data is read for it)."""
+    if mdt_partition != K.RECORD_INDEX:
+        return 0
+    total = 0
+    for instant in table.timeline.write_timeline():
+        for stats in (table.timeline.metadata(instant).get("partitionToWriteStats") or {}).values():
+            total += sum(int(s.get("numInserts") or 0) for s in stats or ())
+    return total
+
+
+def _file_groups(writer: Any, partition: str, estimated_records: int) -> int:
     n = writer.file_group_count(partition)
     if partition != K.RECORD_INDEX:
         return n
     # estimateFileGroupCount: records x growth 2.0 / (1 GiB / 48 bytes), clamped to [min, max].
-    estimate = int(len(records) * 2.0 // ((1 << 30) // 48))
+    estimate = int(estimated_records * 2.0 // ((1 << 30) // 48))
     return max(n, min(estimate, 10000))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,9 +266,17 @@ class MetadataTableWriter:
         return f"{INIT_INSTANT_PREFIX}{n:03d}"
 
     def initialize_partition(
-        self, partition: str, records: Sequence[MdtRecord], *, num_file_groups: int | None = None
+        self,
+        partition: str,
+        records: Sequence[MdtRecord] | Iterable[Sequence[MdtRecord]],
+        *,
+        num_file_groups: int | None = None,
     ) -> str:
         """Create an MDT partition: per file group an empty DELETE block log and a base HFile.
+
+        ``records`` may also be an iterable of batches: the first batch becomes the base HFiles,
+        each further batch one more log version (``.log.2``, ``.log.3``, ...) of the init instant,
+        so memory is bounded by a batch, not by the table.
 
         Returns the init instant (``00000000000000`` + 3 digits, as Hudi 1.x numbers them).
         """
@@ -276,9 +284,13 @@ class MetadataTableWriter:
             return self._initialize_partition(partition, records, num_file_groups=num_file_groups)
 
     def _initialize_partition(
-        self, partition: str, records: Sequence[MdtRecord], *, num_file_groups: int | None = None
+        self,
+        partition: str,
+        records: Sequence[MdtRecord] | Iterable[Sequence[MdtRecord]],
+        *,
+        num_file_groups: int | None = None,
     ) -> str:
-        from hudi_md.formats.logfile_writer import delete_block
+        from hudi_md.formats.logfile_writer import delete_block, hfile_data_block
         from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
 
         if not self.exists():
@@ -291,8 +303,13 @@ class MetadataTableWriter:
         self.storage.write_bytes(
             f"{partition}/.hoodie_partition_metadata", partition_metadata_bytes(instant, 1)
         )
+        if isinstance(records, Sequence) and (not records or isinstance(records[0], MdtRecord)):
+            batches: Iterator[Sequence[MdtRecord]] = iter([records])  # type: ignore[list-item]
+        else:
+            batches = iter(records)  # type: ignore[arg-type]
+        first = next(batches, [])
         groups: dict[int, list[MdtRecord]] = defaultdict(list)
-        for r in records:
+        for r in first:
             groups[K.file_group_index(r.key, n)].append(r)
         stats: dict[str, list[dict[str, Any]]] = {partition: []}
         for index in range(n):
@@ -310,6 +327,19 @@ class MetadataTableWriter:
                 self.storage.write_bytes(f"{partition}/{base_name}", data)
                 stats[partition].append(
                     _write_stat(partition, fg, base_name, len(data), len(group), instant, log=False)
+                )
+        for version, batch in enumerate(batches, start=2):
+            later: dict[int, list[MdtRecord]] = defaultdict(list)
+            for r in batch:
+                later[K.file_group_index(r.key, n)].append(r)
+            for index, group in sorted(later.items()):
+                fg = file_group_id(partition, index)
+                name = f".{fg}_{instant}.log.{version}_{WRITE_TOKEN}"
+                block = self._hfile(_dedupe(group), base_file=False)
+                data = hfile_data_block(block, self._schema_json, instant)
+                self.storage.write_bytes(f"{partition}/{name}", data)
+                stats[partition].append(
+                    _write_stat(partition, fg, name, len(data), len(group), instant, log=True)
                 )
         meta = commit_metadata_record(
             stats, operation_type="BULK_INSERT", extra_metadata={"schema": self._schema_json}
