@@ -308,3 +308,23 @@ def test_mdt_compaction_and_clean_keep_the_mdt_bounded(tmp_path: Path) -> None:
         groups = {f.name.split("_")[0] for f in bases}
         assert len(bases) <= 2 * len(groups), part.name
     check_readers(path, model, "MERGE_ON_READ")
+
+
+def test_tagging_without_record_index_reads_only_candidate_file_groups(tmp_path: Path) -> None:
+    """Footer key ranges and bloom filters rule out file groups before any key is read."""
+    path = tmp_path / "t"
+    opts = _options("COPY_ON_WRITE", ["city"], **{"hoodie.metadata.record.index.enable": "false"})
+    model = Model(["city"])
+    for i in range(4):  # four inserts → four file groups per partition, disjoint key ranges
+        rows = [
+            {"id": f"id-{i}{j:03d}", "city": "sf", "day": DAYS[0], "ts": 1, "fare": float(j)}
+            for j in range(20)
+        ]
+        hudi_md.write(_table(rows), str(path), operation="insert", options=opts)
+        model.insert(rows)
+    update = [dict(next(r for r in model.rows.values() if r["id"] == "id-2005"), ts=9, fare=-1.0)]
+    writer = HudiWriter(str(path), opts)
+    writer.write(_table(update), "upsert")
+    model.upsert(update)
+    assert writer.tagging_stats == {"slices": 4, "slices_read": 1}
+    check_readers(path, model, "COPY_ON_WRITE")

@@ -585,7 +585,11 @@ class HudiWriter:
         merge = MergeSpec.from_config(table.config)
         valid = instant_validator(table.timeline)
         wanted = set(keys.to_pylist())
+        self.tagging_stats = {"slices": len(latest), "slices_read": 0}
         for (p, fid), s in latest.items():
+            if not self._may_hold_any(s, wanted):
+                continue
+            self.tagging_stats["slices_read"] += 1
             got = read_file_slice(
                 self.storage,
                 s,
@@ -598,6 +602,37 @@ class HudiWriter:
                 if k in wanted:
                     out[(p, k)] = (fid, s.base_instant)
         return out
+
+    def _may_hold_any(self, file_slice: Any, keys: set[str]) -> bool:
+        """Bloom-index style check from the base file's footer (min/max record key and bloom
+        filter): False only when no key can be in the slice. Logs only ever update keys their
+        base file holds, so the base file's footer speaks for the whole slice."""
+        import pyarrow.parquet as pq
+
+        from hudi_md.index.bloom import BloomFilter
+        from hudi_md.metadata.lifecycle import _footer_bytes
+
+        base = file_slice.base_file
+        if base is None:
+            return True
+        try:
+            meta = pq.read_metadata(pa.BufferReader(_footer_bytes(self.storage, base.path, base.size)))
+        except (OSError, ValueError, pa.ArrowException):
+            return True
+        kv = meta.metadata or {}
+        lo, hi = kv.get(b"hoodie_min_record_key"), kv.get(b"hoodie_max_record_key")
+        candidates = keys
+        if lo is not None and hi is not None:
+            from hudi_md.write.base_file import _java_string_key
+
+            lo_k, hi_k = _java_string_key(lo.decode()), _java_string_key(hi.decode())
+            candidates = {k for k in keys if lo_k <= _java_string_key(k) <= hi_k}
+        text = kv.get(b"org.apache.hudi.bloomfilter")
+        if candidates and text:
+            code = kv.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
+            bloom = BloomFilter.deserialize(text.decode(), code)
+            candidates = {k for k in candidates if bloom.might_contain(k)}
+        return bool(candidates)
 
     def _plan_tasks(
         self,
