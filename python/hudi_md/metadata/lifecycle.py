@@ -24,7 +24,7 @@ from hudi_md.metadata.records_builder import (
     column_stats_record,
     files_record,
     merge_ranges,
-    record_index_record,
+    record_index_records,
 )
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
@@ -240,8 +240,11 @@ def _records_for(
                 is_valid_instant=valid,
                 columns=["_hoodie_record_key"],
             )
-            for k in keys.column("_hoodie_record_key").to_pylist():
-                out.append(record_index_record(k, s.partition_path, s.file_id, s.base_instant))
+            out.extend(
+                record_index_records(
+                    keys.column("_hoodie_record_key").to_pylist(), s.partition_path, s.file_id, s.base_instant
+                )
+            )
         return out
     raise ValueError(f"hudi-md cannot build MDT partition {mdt_partition!r}")
 

@@ -39,6 +39,7 @@ class MdtRecord:
     partition: str
     key: str
     payload: dict[str, Any] | None
+    encoded: bytes | None = None  # the payload's Avro bytes, when shared by many records
 
 
 def _empty(key_type: int) -> dict[str, Any]:
@@ -253,15 +254,42 @@ def merge_ranges(ranges: Iterable[ColumnRange]) -> ColumnRange | None:
 
 def record_index_record(record_key: str, partition_path: str, file_id: str, instant: str) -> MdtRecord:
     payload = _empty(K.TYPE_RECORD_INDEX)
-    payload["recordIndexMetadata"] = _record_location(partition_path, file_id, instant)
+    payload["recordIndexMetadata"] = dict(_record_location(partition_path, file_id, instant))
     return MdtRecord(K.RECORD_INDEX, record_key, payload)
+
+
+def record_index_records(
+    keys: Iterable[str], partition_path: str, file_id: str, instant: str
+) -> list[MdtRecord]:
+    """Record-index entries of many keys in one file group, sharing one pre-encoded payload.
+
+    Every entry of a file group has the same value, so it is built and Avro-encoded once
+    (``MdtRecord.encoded``); writing 10⁶ keys then costs no per-key Avro work.
+    """
+    payload = _empty(K.TYPE_RECORD_INDEX)
+    payload["recordIndexMetadata"] = dict(_record_location(partition_path, file_id, instant))
+    encoded = _encode_payload(payload)
+    return [MdtRecord(K.RECORD_INDEX, k, payload, encoded) for k in keys]
+
+
+def _encode_payload(payload: dict[str, Any]) -> bytes:
+    import io
+
+    import fastavro
+
+    from hudi_md.formats.avro import parse_schema
+
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, parse_schema(metadata_record_schema_json()), payload)
+    return buf.getvalue()
 
 
 def record_index_delete(record_key: str) -> MdtRecord:
     return MdtRecord(K.RECORD_INDEX, record_key, None)
 
 
-def _record_location(partition_path: str, file_id: str, instant: str) -> dict[str, Any]:
+@lru_cache(maxsize=4096)
+def _record_location(partition_path: str, file_id: str, instant: str) -> Mapping[str, Any]:
     millis = int(instant_to_datetime(instant).replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
     base, _, index = file_id.rpartition("-")
     info: dict[str, Any] = {

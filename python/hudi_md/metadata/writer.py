@@ -159,7 +159,7 @@ class MetadataTableWriter:
         writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ")
         for r in records:
             assert r.payload is not None
-            writer.append(r.key, self._encode(r.payload))
+            writer.append(r.key, r.encoded if r.encoded is not None else self._encode(r.payload))
         writer.add_file_info("schema", self._schema_json.encode("utf-8"))
         if base_file and records:
             from hudi_md.index.bloom import BloomFilter

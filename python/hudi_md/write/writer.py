@@ -29,7 +29,7 @@ from hudi_md.metadata.records_builder import (
     files_record,
     merge_ranges,
     record_index_delete,
-    record_index_record,
+    record_index_records,
 )
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
@@ -784,8 +784,7 @@ def mdt_records_for_commit(
         for r in results:
             p = r.write_stat["partitionPath"]
             fid = r.write_stat["fileId"]
-            for key in r.inserted_keys:
-                records.append(record_index_record(key, p, fid, instant))
+            records.extend(record_index_records(r.inserted_keys, p, fid, instant))
             for key in r.deleted_keys:
                 records.append(record_index_delete(key))
     if K.BLOOM_FILTERS in available:
