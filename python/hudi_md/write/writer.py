@@ -559,7 +559,12 @@ class HudiWriter:
         return rows
 
     def _existing_locations(
-        self, cfg: WriteConfig, config: TableConfig, partitions: Sequence[str], keys: pa.Array
+        self,
+        cfg: WriteConfig,
+        config: TableConfig,
+        partitions: Sequence[str],
+        keys: pa.Array,
+        key_partitions: pa.Array | None = None,
     ) -> dict[tuple[str, str], tuple[str, str]]:
         """(partition, key) → (file id, base instant) for keys already in the table."""
         from hudi_md.api import Table
@@ -584,10 +589,18 @@ class HudiWriter:
         schema = table.schema
         merge = MergeSpec.from_config(table.config)
         valid = instant_validator(table.timeline)
-        wanted = set(keys.to_pylist())
+        wanted: dict[str, set[str]] = defaultdict(set)
+        key_list = keys.to_pylist()
+        part_list = key_partitions.to_pylist() if key_partitions is not None else [None] * len(key_list)
+        for k, p in zip(key_list, part_list, strict=True):
+            if p is None:
+                for q in partitions:
+                    wanted[q].add(k)
+            else:
+                wanted[p].add(k)
         self.tagging_stats = {"slices": len(latest), "slices_read": 0}
         for (p, fid), s in latest.items():
-            if not self._may_hold_any(s, wanted):
+            if not wanted[p] or not self._may_hold_any(s, wanted[p]):
                 continue
             self.tagging_stats["slices_read"] += 1
             got = read_file_slice(
@@ -599,7 +612,7 @@ class HudiWriter:
                 columns=["_hoodie_record_key"],
             )
             for k in got.column("_hoodie_record_key").to_pylist():
-                if k in wanted:
+                if k in wanted[p]:
                     out[(p, k)] = (fid, s.base_instant)
         return out
 
@@ -657,7 +670,11 @@ class HudiWriter:
         tag = operation in ("upsert", "delete") and has_commits
         locations = (
             self._existing_locations(
-                cfg, config, partitions, rows.column("_hoodie_record_key").combine_chunks()
+                cfg,
+                config,
+                partitions,
+                rows.column("_hoodie_record_key").combine_chunks(),
+                rows.column("_hoodie_partition_path").combine_chunks(),
             )
             if tag
             else {}
