@@ -39,7 +39,9 @@ __all__ = [
     "archived_instant_metadata",
     "archived_timeline",
     "file_level",
+    "file_range",
     "history_path_of",
+    "is_data_file",
     "latest_manifest",
     "latest_snapshot_version",
     "load_archived_timeline",
@@ -47,6 +49,8 @@ __all__ = [
     "manifest_versions",
     "parse_manifest",
     "read_archived_rows",
+    "read_data_file",
+    "read_manifest",
 ]
 
 HISTORY_PATH = ".hoodie/timeline/history"
@@ -108,8 +112,8 @@ def history_path_of(storage: Storage) -> str:
 
     try:
         config = TableConfig.load(storage)
-    except Exception:  # noqa: BLE001 - a table without properties uses the defaults
-        return HISTORY_PATH
+    except Exception:
+        return HISTORY_PATH  # a table without readable properties uses the defaults
     timeline = config.get("hoodie.timeline.path") or "timeline"
     history = config.get("hoodie.timeline.history.path") or "history"
     return f".hoodie/{timeline}/{history}"

@@ -40,6 +40,7 @@ The caller holds the table lock.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
@@ -96,7 +97,7 @@ MARKERS = ".hoodie/.temp"
 LSM_INSTANT_VERSION = 1  # LSMTimeline.LSM_TIMELINE_INSTANT_VERSION_1
 COMPACTION_BATCH_SIZE = 10  # hoodie.timeline.compaction.batch.size
 COMPACTION_TARGET_MAX_BYTES = 1024 * 1024 * 1024  # hoodie.timeline.compaction.target.file.max.bytes
-MANIFEST_VERSIONS_RETAINED = 3  # hoodie.timeline.... manifest versions kept by the LSM cleaner
+MANIFEST_VERSIONS_RETAINED = 3  # manifest versions LSMTimelineWriter.clean keeps (Hudi default)
 
 # Completed actions counted as "commits" (HoodieTable.getCompletedCommitsTimeline on layout 2).
 _COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING})
@@ -116,10 +117,16 @@ class ActiveAction:
     requested: str | None = None
     inflight: str | None = None
     pending_action: str | None = None  # action of the pending files (compaction, clustering, ...)
+    # Hadoop checksum siblings (`.<name>.crc`, left by Hudi on a local file system) of these files
+    crc_files: list[str] = field(default_factory=list)
 
     @property
     def pending_files(self) -> list[str]:
         return [f for f in (self.requested, self.inflight) if f]
+
+    @property
+    def files(self) -> list[str]:
+        return [*self.pending_files, self.completed]
 
     def instant(self) -> Instant:
         return Instant(
@@ -152,7 +159,8 @@ def instants_to_archive(
 
     if keep_min_commits <= 0 or keep_max_commits <= keep_min_commits:
         raise ValueError(
-            f"need 0 < hoodie.keep.min.commits ({keep_min_commits}) < hoodie.keep.max.commits ({keep_max_commits})"
+            f"need 0 < hoodie.keep.min.commits ({keep_min_commits})"
+            f" < hoodie.keep.max.commits ({keep_max_commits})"
         )
     config = TableConfig.load(storage)
     timeline = Timeline.load(storage, timeline_path, config.timeline_layout_version)
@@ -218,13 +226,15 @@ def instants_to_archive(
     )
     chosen.sort(key=lambda i: i.requested_time)
 
-    raw = _raw_actions(storage, timeline_path, config.timeline_layout_version)
+    raw, names = _raw_actions(storage, timeline_path, config.timeline_layout_version)
     out = []
     for i in chosen:
         group = raw.get((i.requested_time, _comparable(i.action)))
         if group is None or State.COMPLETED not in group.files:
             continue  # archived meanwhile by someone else
-        out.append(_to_action(group))
+        action = _to_action(group)
+        action.crc_files = [_crc(n) for n in action.files if _crc(n) in names]
+        out.append(action)
     out.sort(key=lambda a: a.requested_time)
     return out
 
@@ -324,7 +334,8 @@ def _clean_plan(timeline: Timeline, clean: Instant) -> dict | None:
     )
     try:
         return timeline.metadata(requested)
-    except Exception:  # noqa: BLE001 - a missing or unreadable plan gives no bound, as an absent field does
+    except Exception:
+        # a missing or unreadable plan gives no bound, as an absent field does
         return None
 
 
@@ -357,17 +368,27 @@ def _mdt_latest_compaction(storage: Storage) -> str | None:
     return done[-1].requested_time if done else None
 
 
-def _raw_actions(storage: Storage, timeline_path: str, layout_version: int) -> dict[tuple[str, str], _Raw]:
-    """Every instant file of the active timeline, grouped per action (all states)."""
+def _raw_actions(
+    storage: Storage, timeline_path: str, layout_version: int
+) -> tuple[dict[tuple[str, str], _Raw], set[str]]:
+    """Every instant file of the active timeline, grouped per action (all states), and the names
+    of all files listed."""
     groups: dict[tuple[str, str], _Raw] = defaultdict(_Raw)
+    names: set[str] = set()
     for status in storage.list(timeline_path):
         if status.is_dir:
             continue
+        names.add(status.name)
         instant = parse_instant_file(status.name, layout_version, status.modification_time)
         if instant is None:
             continue
         groups[(instant.requested_time, _comparable(instant.action))].files[instant.state] = instant
-    return groups
+    return groups, names
+
+
+def _crc(name: str) -> str:
+    """Hadoop's checksum file of ``name`` (ChecksumFileSystem, e.g. the local file system)."""
+    return f".{name}.crc"
 
 
 def _to_action(group: _Raw) -> ActiveAction:
@@ -411,6 +432,13 @@ class LSMTimelineWriter:
 
     def _file(self, name: str) -> str:
         return f"{self.path}/{name}"
+
+    def _remove(self, name: str, listed: set[str] | None = None) -> None:
+        """Delete ``name`` and its Hadoop checksum sibling where present: a stale ``.crc`` beside
+        a rewritten file would fail Hudi's checksummed reads on a local file system."""
+        for n in (name, _crc(name)):
+            if (n in listed) if listed is not None else self.storage.exists(self._file(n)):
+                _delete_if_exists(self.storage, self._file(n))
 
     # --- rows ---
 
@@ -474,7 +502,7 @@ class LSMTimelineWriter:
             if name in {e.file_name for e in latest_manifest(self.storage, self.path)}:
                 log.info("skip archiving for the redundant file %s", name)
                 return None
-            self.storage.delete(self._file(name))  # written, never committed: rewrite
+            self._remove(name)  # written, never committed: rewrite
         for a in actions:
             self._delete_markers(a.requested_time)
         self._write_rows(name, [self.row(a) for a in actions])
@@ -497,14 +525,12 @@ class LSMTimelineWriter:
         ]
         entries.append(self._entry(add))
         new_version = 1 if version < 0 else version + 1
-        manifest = f"{self.path}/{MANIFEST_PREFIX}{new_version}"
-        if self.storage.exists(manifest):
-            self.storage.delete(manifest)  # left by a write that failed before `_version_`
-        self.storage.write_bytes(manifest, manifest_json(entries).encode("utf-8"))
-        version_file = self._file(VERSION_FILE)
-        if self.storage.exists(version_file):
-            self.storage.delete(version_file)
-        self.storage.write_bytes(version_file, str(new_version).encode("utf-8"))
+        manifest = f"{MANIFEST_PREFIX}{new_version}"
+        listed = {s.name for s in self.storage.list(self.path)}
+        self._remove(manifest, listed)  # left by a write that failed before `_version_`
+        self.storage.write_bytes(self._file(manifest), manifest_json(entries).encode("utf-8"))
+        self._remove(VERSION_FILE, listed)
+        self.storage.write_bytes(self._file(VERSION_FILE), str(new_version).encode("utf-8"))
         return new_version
 
     # --- compaction and cleaning ---
@@ -534,8 +560,7 @@ class LSMTimelineWriter:
         lo = min(file_range(c)[0] for c in candidates)
         hi = max(file_range(c)[1] for c in candidates)
         name = f"{lo}_{hi}_{file_level(candidates[0]) + 1}.parquet"
-        if self.storage.exists(self._file(name)):
-            self.storage.delete(self._file(name))
+        self._remove(name)
         rows: list[dict] = []
         for c in candidates:
             rows.extend(read_data_file(self.storage, self._file(c)))
@@ -571,12 +596,13 @@ class LSMTimelineWriter:
             return
         keep = sorted(versions, reverse=True)[:keep_count]
         files_to_keep = {e.file_name for v in keep for e in read_manifest(self.storage, v, self.path)}
+        listed = {s.name for s in self.storage.list(self.path) if not s.is_dir}
         for v in versions:
             if v not in keep:
-                self.storage.delete(self._file(f"{MANIFEST_PREFIX}{v}"))
-        for status in self.storage.list(self.path):
-            if not status.is_dir and is_data_file(status.name) and status.name not in files_to_keep:
-                self.storage.delete(self._file(status.name))
+                self._remove(f"{MANIFEST_PREFIX}{v}", listed)
+        for name in sorted(listed):
+            if is_data_file(name) and not name.startswith(".") and name not in files_to_keep:
+                self._remove(name, listed)
 
 
 # --- archival ----------------------------------------------------------------------------------------
@@ -634,10 +660,11 @@ def _delete_active_files(storage: Storage, timeline_path: str, actions: Sequence
             _delete_if_exists(storage, f"{timeline_path}/{name}")
     for a in sorted(actions, key=lambda a: a.requested_time):
         _delete_if_exists(storage, f"{timeline_path}/{a.completed}")
+    for a in actions:
+        for name in a.crc_files:
+            _delete_if_exists(storage, f"{timeline_path}/{name}")
 
 
 def _delete_if_exists(storage: Storage, path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         storage.delete(path)
-    except FileNotFoundError:
-        pass

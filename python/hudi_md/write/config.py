@@ -149,6 +149,11 @@ class WriteConfig:
             database = opts.get(DATABASE_NAME, "default")
         if not record_keys:
             raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
+        keep_min, keep_max = _int(opts, KEEP_MIN_COMMITS, 20), _int(opts, KEEP_MAX_COMMITS, 30)
+        if not 0 < keep_min < keep_max:
+            raise InvalidOptionError(
+                f"need 0 < {KEEP_MIN_COMMITS} ({keep_min}) < {KEEP_MAX_COMMITS} ({keep_max})"
+            )
         col_stats = _bool(opts, COLUMN_STATS_ENABLE, True)  # Spark writers default to true
         return cls(
             table_name=table_name,

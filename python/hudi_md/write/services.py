@@ -38,6 +38,26 @@ def run_inline(writer: HudiWriter, cfg: WriteConfig) -> None:
     if cfg.clean_automatic:
         clean(writer, cfg)
     compact_metadata_table(writer)
+    # Last: archival is gated by the MDT's latest compaction, which may just have happened.
+    if cfg.archive_automatic:
+        archive_timeline(writer, cfg)
+
+
+def archive_timeline(writer: HudiWriter, cfg: WriteConfig) -> list:
+    from hudi_md.write.archival import archive
+
+    with TableLock(writer.storage):
+        if TableConfig.load(writer.storage).table_version < 8:
+            return []
+        return archive(
+            writer.storage,
+            keep_min_commits=cfg.keep_min_commits,
+            keep_max_commits=cfg.keep_max_commits,
+            cleaner_policy=cfg.cleaner_policy,
+            cleaner_commits_retained=cfg.commits_retained,
+            compact_max_delta_commits=cfg.compact_inline_max_delta_commits,
+            metadata_enabled=cfg.metadata_enabled,
+        )
 
 
 # --- MDT compaction ------------------------------------------------------------------------------
