@@ -1,0 +1,90 @@
+package hudi.md.spark
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SQLContext
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister, RelationProvider, SchemaRelationProvider}
+import org.apache.spark.sql.types.StructType
+
+/**
+ * `spark.read.format("hudi-md").load(path)` and `CREATE TABLE t USING `hudi-md` LOCATION '...'`.
+ *
+ * The file listing comes from the Python planner (`python -m hudi_md.spark.planner`, see
+ * [[PlannerClient]]); Spark's own `ParquetFileFormat` reads the base files.
+ */
+class DefaultSource extends RelationProvider with SchemaRelationProvider with DataSourceRegister {
+
+  override def shortName(): String = "hudi-md"
+
+  override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation =
+    relation(sqlContext, parameters, None)
+
+  override def createRelation(
+      sqlContext: SQLContext,
+      parameters: Map[String, String],
+      schema: StructType): BaseRelation =
+    relation(sqlContext, parameters, Option(schema))
+
+  private def relation(
+      sqlContext: SQLContext,
+      parameters: Map[String, String],
+      userSchema: Option[StructType]): BaseRelation = {
+    val session = sqlContext.sparkSession
+    // `get` on Spark's CaseInsensitiveMap before anything else: iterating it lower-cases the keys.
+    val requested = parameters
+      .get("path")
+      .orElse(parameters.get("basePath"))
+      .getOrElse(throw new IllegalArgumentException(
+        "hudi-md: no table path; use spark.read.format(\"hudi-md\").load(<table path>) or LOCATION"))
+    if (parameters.contains("paths")) {
+      throw new IllegalArgumentException(s"hudi-md reads one table per relation, got several paths for $requested")
+    }
+    // A path without a scheme means the default file system to Spark (which reads the files), so
+    // the planner (which lists them) gets it qualified the same way: `file:/...` locally.
+    val path = {
+      val p = new Path(requested)
+      if (p.toUri.getScheme != null) requested
+      else p.getFileSystem(sqlContext.sparkContext.hadoopConfiguration).makeQualified(p).toString
+    }
+    val original: Map[String, String] = parameters match {
+      case ci: CaseInsensitiveMap[String @unchecked] => ci.originalMap
+      case m                                          => m
+    }
+    val plannerOptions = original.filter { case (k, _) =>
+      !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths") && !k.equalsIgnoreCase("basePath")
+    }
+    val queryType = plannerOptions.collectFirst {
+      case (k, v) if k.equalsIgnoreCase(HudiMdFileIndex.QueryTypeKey) => v.trim.toLowerCase(java.util.Locale.ROOT)
+    }
+    if (queryType.contains("incremental")) {
+      throw new UnsupportedOperationException(
+        s"hudi-md: incremental queries (${HudiMdFileIndex.QueryTypeKey}=incremental) on $path are not " +
+          "supported through the `hudi-md` Spark format yet; use snapshot or read_optimized")
+    }
+    val conf = sqlContext.sparkContext.getConf
+    val settings = PlannerSettings(
+      python = conf.getOption("spark.pyspark.python")
+        .orElse(Option(System.getenv("PYSPARK_PYTHON")))
+        .filter(_.trim.nonEmpty)
+        .getOrElse("python3"),
+      timeoutSeconds = conf.getLong(PlannerSettings.TimeoutConf, PlannerSettings.DefaultTimeoutSeconds)
+    )
+    val index = new HudiMdFileIndex(path, plannerOptions, settings)
+    val partitionSchema = index.partitionSchema
+    val resolver = org.apache.spark.sql.internal.SQLConf.get.resolver
+    val dataSchema = userSchema match {
+      // Catalog tables pass their stored schema (data columns, then partition columns).
+      case Some(s) if s.nonEmpty =>
+        StructType(s.fields.filterNot(f => partitionSchema.fieldNames.exists(p => resolver(p, f.name))))
+      case _ => index.dataSchema
+    }
+    HadoopFsRelation(index, partitionSchema, dataSchema, None, new ParquetFileFormat(), parameters)(session)
+  }
+}
+
+/** The same source under the SQL-friendly name `hudi_md` (`USING hudi_md` needs no backquotes). */
+class HudiMdSource extends DefaultSource {
+  override def shortName(): String = "hudi_md"
+}

@@ -1,0 +1,323 @@
+package hudi.md.spark
+
+import java.io.ByteArrayInputStream
+import java.util.Locale
+
+import scala.collection.mutable
+
+import com.fasterxml.jackson.databind.JsonNode
+import com.fasterxml.jackson.databind.node.ObjectNode
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector._
+import org.apache.arrow.vector.complex.ListVector
+import org.apache.arrow.vector.ipc.ArrowStreamReader
+import org.apache.arrow.vector.types.TimeUnit
+import org.apache.arrow.vector.types.pojo.ArrowType
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BoundReference, Expression, Predicate}
+import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import org.slf4j.LoggerFactory
+
+/** One file slice of a plan: partition values (Catalyst internal form), base file, log files. */
+private[spark] case class PlannedSlice(
+    partitionPath: String,
+    values: InternalRow,
+    baseFile: Option[String],
+    baseFileSize: Long,
+    modificationTime: Long,
+    logFiles: Seq[String],
+    logFileSizes: Seq[Long])
+
+/** A `plan` answer: the header's counters and instant, and the slices. */
+private[spark] case class PlanResult(counters: ObjectNode, latestInstant: String, slices: IndexedSeq[PlannedSlice])
+
+/**
+ * The file listing of one `hudi-md` relation, asked from the Python planner.
+ *
+ * `listFiles` sends the translatable part of Spark's partition and data filters (for partition
+ * pruning and data skipping), then re-evaluates the partition filters exactly on the JVM: Spark does
+ * not re-apply partition filters after the scan. Plans are cached per filter until [[refresh]].
+ */
+class HudiMdFileIndex(
+    val tablePath: String,
+    val options: Map[String, String],
+    settings: PlannerSettings)
+    extends FileIndex {
+
+  import HudiMdFileIndex._
+
+  private val readOptimized = options.exists { case (k, v) =>
+    k.equalsIgnoreCase(QueryTypeKey) && v.trim.toLowerCase(Locale.ROOT) == "read_optimized"
+  }
+
+  private var schemas: Option[(StructType, StructType)] = None
+  private val plans = new java.util.LinkedHashMap[String, PlanResult](16, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[String, PlanResult]): Boolean = size() > 32
+  }
+
+  override def rootPaths: Seq[Path] = Seq(new Path(tablePath))
+
+  /** Data columns (Spark types) as the planner reports them; partition columns excluded. */
+  def dataSchema: StructType = loadSchemas()._1
+
+  override def partitionSchema: StructType = loadSchemas()._2
+
+  private def loadSchemas(): (StructType, StructType) = synchronized {
+    schemas.getOrElse {
+      val (header, _) = PlannerClient.call(settings, request("schema"), withBody = false)
+      val data = DataType.fromJson(header.path("data_schema").asText()).asInstanceOf[StructType]
+      val part = DataType.fromJson(header.path("partition_schema").asText()).asInstanceOf[StructType]
+      schemas = Some((data, part))
+      (data, part)
+    }
+  }
+
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
+    val filters = FilterTranslator.translate(partitionFilters ++ dataFilters)
+    val plan = planFor(filters)
+    val keep = partitionPredicate(partitionFilters)
+    val groups = new mutable.LinkedHashMap[String, (InternalRow, mutable.ArrayBuffer[PlannedSlice])]
+    plan.slices.foreach { s =>
+      groups.getOrElseUpdate(s.partitionPath, (s.values, mutable.ArrayBuffer.empty[PlannedSlice]))._2 += s
+    }
+    val kept = groups.values.filter { case (values, _) => keep(values) }.toSeq
+    if (!readOptimized) {
+      val withLogs = kept.flatMap(_._2).filter(_.logFiles.nonEmpty)
+      if (withLogs.nonEmpty) throw morSnapshotError(withLogs)
+    }
+    val directories = kept.map { case (values, slices) =>
+      val files = slices.flatMap { s =>
+        s.baseFile.map(f => new FileStatus(s.baseFileSize, false, 1, BlockSize, s.modificationTime, new Path(f)))
+      }
+      PartitionDirectory(values, files.toArray)
+    }.filter(_.files.nonEmpty)
+    val fileCount = directories.map(_.files.size).sum
+    val counters = plan.counters.deepCopy()
+    counters.put("jvm_partitions", directories.size)
+    counters.put("jvm_files", fileCount)
+    record(tablePath, plan.latestInstant, filters, counters)
+    log.info(s"hudi-md plan for $tablePath at ${plan.latestInstant}: $counters")
+    directories.toList
+  }
+
+  /** Exact partition pruning: Spark's partition filters, evaluated on each partition's values. */
+  private def partitionPredicate(filters: Seq[Expression]): InternalRow => Boolean = {
+    val schema = partitionSchema
+    val resolver = SQLConf.get.resolver
+    def index(name: String): Int = schema.fieldNames.indexWhere(resolver(_, name))
+    val usable = filters.filter(_.references.forall(a => index(a.name) >= 0))
+    if (usable.isEmpty) return _ => true
+    val bound = usable.reduce(And).transform {
+      case a: AttributeReference =>
+        val i = index(a.name)
+        BoundReference(i, schema(i).dataType, nullable = true)
+    }
+    val predicate = Predicate.createInterpreted(bound)
+    predicate.initialize(0)
+    row => predicate.eval(row)
+  }
+
+  private def morSnapshotError(withLogs: Seq[PlannedSlice]): UnsupportedOperationException =
+    new UnsupportedOperationException(
+      s"hudi-md: table $tablePath has ${withLogs.size} file slice(s) with log files (e.g. " +
+        s"${withLogs.head.logFiles.head}). MOR snapshot reads with log files are not yet supported " +
+        s"through the `hudi-md` format: the log files' updates and deletes would be lost. Read the " +
+        s"base files only with option $QueryTypeKey=read_optimized, or use hudi_md's Python reader.")
+
+  private def planFor(filters: ObjectNode): PlanResult = synchronized {
+    val key = filters.toString
+    Option(plans.get(key)).getOrElse {
+      val req = request("plan")
+      if (filters.path("op").asText() == "true") req.putNull("filters") else req.set[JsonNode]("filters", filters)
+      val (header, body) = PlannerClient.call(settings, req, withBody = true)
+      val counters = header.path("counters") match {
+        case o: ObjectNode => o
+        case _             => PlannerClient.mapper.createObjectNode()
+      }
+      val result = PlanResult(counters, header.path("latest_instant").asText(null), decode(body.get))
+      if (result.slices.size != header.path("rows").asInt(result.slices.size)) {
+        throw new HudiMdPlannerException(
+          s"hudi-md: planner announced ${header.path("rows")} slices for $tablePath but sent ${result.slices.size}")
+      }
+      plans.put(key, result)
+      result
+    }
+  }
+
+  /** The unfiltered plan (what the relation reads without filters); cached until [[refresh]]. */
+  private def fullPlan: PlanResult = planFor(FilterTranslator.translate(Nil))
+
+  override def inputFiles: Array[String] = {
+    val slices = fullPlan.slices
+    (slices.flatMap(_.baseFile) ++ (if (readOptimized) Nil else slices.flatMap(_.logFiles))).toArray
+  }
+
+  override def sizeInBytes: Long = {
+    val slices = fullPlan.slices
+    slices.map(s => s.baseFileSize + (if (readOptimized) 0L else s.logFileSizes.sum)).sum
+  }
+
+  override def refresh(): Unit = synchronized {
+    schemas = None
+    plans.clear()
+  }
+
+  override def toString: String = s"HudiMdFileIndex($tablePath)"
+
+  private def request(op: String): ObjectNode = {
+    val req = PlannerClient.mapper.createObjectNode()
+    req.put("op", op)
+    req.put("path", tablePath)
+    val opts = req.putObject("options")
+    options.foreach { case (k, v) => opts.put(k, v) }
+    req
+  }
+
+  /** The planner's Arrow IPC stream of slices → [[PlannedSlice]]s with Catalyst partition values. */
+  private def decode(body: Array[Byte]): IndexedSeq[PlannedSlice] = {
+    val partSchema = partitionSchema
+    val out = IndexedSeq.newBuilder[PlannedSlice]
+    val allocator = new RootAllocator(Long.MaxValue)
+    try {
+      val reader = new ArrowStreamReader(new ByteArrayInputStream(body), allocator)
+      try {
+        val root = reader.getVectorSchemaRoot
+        def column(name: String): FieldVector =
+          Option(root.getVector(name)).getOrElse(
+            throw new HudiMdPlannerException(s"hudi-md: planner reply for $tablePath has no column '$name'"))
+        while (reader.loadNextBatch()) {
+          val partitionPath = column("partition_path")
+          val partCols = partSchema.fields.map(f => (column("p:" + f.name), f.dataType))
+          val baseFile = column("base_file")
+          val baseSize = column("base_file_size")
+          val mtime = column("modification_time")
+          val logFiles = column("log_files").asInstanceOf[ListVector]
+          val logSizes = column("log_file_sizes").asInstanceOf[ListVector]
+          var i = 0
+          while (i < root.getRowCount) {
+            val values = partCols.map { case (vec, t) => internalValue(vec, i, t) }
+            out += PlannedSlice(
+              partitionPath = stringAt(partitionPath, i),
+              values = InternalRow.fromSeq(values.toSeq),
+              baseFile = Option(stringAt(baseFile, i)),
+              baseFileSize = longAt(baseSize, i),
+              modificationTime = longAt(mtime, i),
+              logFiles = listAt(logFiles, i).map(v => if (v == null) null else v.toString),
+              logFileSizes = listAt(logSizes, i).map(v => if (v == null) 0L else v.asInstanceOf[Number].longValue())
+            )
+            i += 1
+          }
+        }
+      } finally reader.close()
+    } finally allocator.close()
+    out.result()
+  }
+
+  /** One partition value in Catalyst's internal form for `target`. */
+  private def internalValue(vec: FieldVector, i: Int, target: DataType): Any = {
+    if (vec.isNull(i)) return null
+    val raw: Any = vec match {
+      case v: VarCharVector      => UTF8String.fromBytes(v.get(i))
+      case v: LargeVarCharVector => UTF8String.fromBytes(v.get(i))
+      case v: BitVector          => v.get(i) != 0
+      case v: TinyIntVector      => v.get(i)
+      case v: SmallIntVector     => v.get(i)
+      case v: IntVector          => v.get(i)
+      case v: BigIntVector       => v.get(i)
+      case v: UInt1Vector        => v.getValueAsLong(i)
+      case v: UInt2Vector        => v.get(i).toLong
+      case v: UInt4Vector        => v.getValueAsLong(i)
+      case v: Float4Vector       => v.get(i)
+      case v: Float8Vector       => v.get(i)
+      case v: DateDayVector      => Days(v.get(i))
+      case v: DateMilliVector    => Days(Math.floorDiv(v.get(i), 86400000L).toInt)
+      case v: TimeStampVector    =>
+        val unit = v.getField.getType.asInstanceOf[ArrowType.Timestamp].getUnit
+        Micros(unit match {
+          case TimeUnit.SECOND      => Math.multiplyExact(v.get(i), 1000000L)
+          case TimeUnit.MILLISECOND => Math.multiplyExact(v.get(i), 1000L)
+          case TimeUnit.MICROSECOND => v.get(i)
+          case TimeUnit.NANOSECOND  => Math.floorDiv(v.get(i), 1000L)
+        })
+      case v: DecimalVector      => v.getObject(i)
+      case v: Decimal256Vector   => v.getObject(i)
+      case v: VarBinaryVector    => v.get(i)
+      case other                 =>
+        throw new HudiMdPlannerException(
+          s"hudi-md: unsupported partition value type ${other.getField.getType} in column ${other.getName} of $tablePath")
+    }
+    coerce(raw, target, vec.getName)
+  }
+
+  private def coerce(raw: Any, target: DataType, column: String): Any = (raw, target) match {
+    case (s: UTF8String, StringType)               => s
+    case (d: Days, StringType)                     => UTF8String.fromString(java.time.LocalDate.ofEpochDay(d.days.toLong).toString)
+    case (v, StringType)                           => UTF8String.fromString(String.valueOf(v))
+    case (b: Boolean, BooleanType)                 => b
+    case (n: Number, ByteType)                     => n.byteValue()
+    case (n: Number, ShortType)                    => n.shortValue()
+    case (n: Number, IntegerType)                  => n.intValue()
+    case (n: Number, LongType)                     => n.longValue()
+    case (n: Number, FloatType)                    => n.floatValue()
+    case (n: Number, DoubleType)                   => n.doubleValue()
+    case (d: Days, DateType)                       => d.days
+    case (m: Micros, TimestampType | TimestampNTZType) => m.micros
+    case (d: Days, TimestampType | TimestampNTZType)   => d.days.toLong * 86400000000L
+    case (b: java.math.BigDecimal, t: DecimalType) => Decimal(b, t.precision, t.scale)
+    case (n: Number, t: DecimalType)               => Decimal(new java.math.BigDecimal(n.toString), t.precision, t.scale)
+    case (b: Array[Byte], BinaryType)              => b
+    case _ =>
+      throw new HudiMdPlannerException(
+        s"hudi-md: cannot use the value $raw of $column as a Spark $target partition value ($tablePath)")
+  }
+
+  private def stringAt(vec: FieldVector, i: Int): String =
+    if (vec.isNull(i)) null
+    else vec match {
+      case v: VarCharVector      => new String(v.get(i), java.nio.charset.StandardCharsets.UTF_8)
+      case v: LargeVarCharVector => new String(v.get(i), java.nio.charset.StandardCharsets.UTF_8)
+      case v                     => String.valueOf(v.getObject(i))
+    }
+
+  private def longAt(vec: FieldVector, i: Int): Long =
+    if (vec.isNull(i)) 0L else vec.getObject(i).asInstanceOf[Number].longValue()
+
+  private def listAt(vec: ListVector, i: Int): Seq[AnyRef] =
+    if (vec.isNull(i)) Nil
+    else {
+      val list = vec.getObject(i)
+      (0 until list.size()).map(j => list.get(j).asInstanceOf[AnyRef])
+    }
+}
+
+object HudiMdFileIndex {
+  private val log = LoggerFactory.getLogger(classOf[HudiMdFileIndex])
+  val QueryTypeKey = "hoodie.datasource.query.type"
+  private val BlockSize = 128L * 1024 * 1024
+
+  private final case class Days(days: Int)
+  private final case class Micros(micros: Long)
+
+  @volatile private var last: String = "{}"
+
+  /**
+   * The last plan as JSON: `{"path": ..., "latest_instant": ..., "filters": <the expression JSON
+   * sent to the planner>, "counters": {...}}`, where the counters are the planner's (`partitions`, `partitions_after_partition_pruning`,
+   * `file_slices`, ...) plus `jvm_partitions` / `jvm_files` after the JVM's exact partition pruning.
+   * Read from Python with `hudi_md.spark.session.last_plan_counters(spark)`.
+   */
+  def lastPlanJson: String = last
+
+  private def record(path: String, instant: String, filters: ObjectNode, counters: ObjectNode): Unit = {
+    val node = PlannerClient.mapper.createObjectNode()
+    node.put("path", path)
+    node.put("latest_instant", instant)
+    node.set[JsonNode]("filters", filters)
+    node.set[JsonNode]("counters", counters)
+    last = node.toString
+  }
+}

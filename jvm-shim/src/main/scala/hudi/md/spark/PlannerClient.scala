@@ -1,0 +1,198 @@
+package hudi.md.spark
+
+import java.io.{BufferedInputStream, BufferedOutputStream, DataInputStream, DataOutputStream, IOException}
+import java.nio.charset.StandardCharsets
+import java.util.concurrent.{Executors, ScheduledFuture, ThreadFactory, TimeUnit}
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.ObjectNode
+import org.slf4j.LoggerFactory
+
+/** How to reach the planner: the interpreter to run and how long one request may take. */
+case class PlannerSettings(python: String, timeoutSeconds: Long)
+
+object PlannerSettings {
+  val TimeoutConf = "spark.hudi_md.planner.timeoutSeconds"
+  val DefaultTimeoutSeconds = 600L
+}
+
+/** The planner refused or failed a request (`error_type: message` from Python), or could not run. */
+class HudiMdPlannerException(message: String, cause: Throwable = null) extends RuntimeException(message, cause)
+
+/**
+ * One long-lived `python -m hudi_md.spark.planner` process per driver JVM (DESIGN.md, "Planner
+ * protocol"), started lazily. Frames are a 4-byte big-endian length and the payload; requests are
+ * JSON, responses are a JSON header and, for `plan`, a second frame holding an Arrow IPC stream.
+ *
+ * Requests are serialized. A process that died (EOF / broken pipe) is restarted once and the request
+ * retried; a request the planner answers with `ok: false` is not retried and raises
+ * [[HudiMdPlannerException]] with the planner's `error_type: message`.
+ */
+object PlannerClient {
+  private val log = LoggerFactory.getLogger(getClass)
+  val mapper = new ObjectMapper()
+  private val Module = "hudi_md.spark.planner"
+  private val StderrLines = 200
+
+  @volatile private var process: Process = _
+  private var python: String = _
+  private var in: DataInputStream = _
+  private var out: DataOutputStream = _
+  private val stderrTail = new java.util.ArrayDeque[String]()
+  private var stderrThread: Thread = _
+
+  private val watchdog = Executors.newSingleThreadScheduledExecutor(new ThreadFactory {
+    override def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, "hudi-md-planner-watchdog")
+      t.setDaemon(true)
+      t
+    }
+  })
+
+  Runtime.getRuntime.addShutdownHook(new Thread("hudi-md-planner-shutdown") {
+    // No lock here: a request may be blocked reading from the process being torn down.
+    override def run(): Unit = Option(process).foreach(_.destroy())
+  })
+
+  /** Sends `request`; returns the JSON header and, when `withBody`, the body frame. */
+  def call(settings: PlannerSettings, request: ObjectNode, withBody: Boolean): (JsonNode, Option[Array[Byte]]) =
+    synchronized {
+      val payload = mapper.writeValueAsBytes(request)
+      val op = Option(request.get("op")).map(_.asText).getOrElse("?")
+      val (header, body) =
+        try exchange(settings, payload, withBody)
+        catch {
+          case e: IOException =>
+            val firstTail = stopProcess()
+            log.warn(s"hudi-md planner process failed during '$op': ${describe(e)} $firstTail; restarting it once")
+            try exchange(settings, payload, withBody)
+            catch {
+              case e2: IOException =>
+                val tail = stopProcess()
+                throw new HudiMdPlannerException(
+                  s"hudi-md planner process (${settings.python} -m $Module) failed twice during '$op': " +
+                    s"${describe(e2)}${describeTail(if (tail.nonEmpty) tail else firstTail)}", e2)
+            }
+        }
+      if (!header.path("ok").asBoolean(false)) {
+        val errorType = header.path("error_type").asText("PlannerError")
+        val message = header.path("message").asText("(no message)")
+        throw new HudiMdPlannerException(s"$errorType: $message")
+      }
+      (header, body)
+    }
+
+  private def exchange(settings: PlannerSettings, payload: Array[Byte], withBody: Boolean)
+      : (JsonNode, Option[Array[Byte]]) = {
+    ensureStarted(settings.python)
+    val proc = process
+    @volatile var timedOut = false
+    val timer: ScheduledFuture[_] = watchdog.schedule(new Runnable {
+      override def run(): Unit = { timedOut = true; proc.destroyForcibly() }
+    }, settings.timeoutSeconds, TimeUnit.SECONDS)
+    try {
+      out.writeInt(payload.length)
+      out.write(payload)
+      out.flush()
+      val header = mapper.readTree(readFrame())
+      val body = if (withBody && header.path("ok").asBoolean(false)) Some(readFrame()) else None
+      (header, body)
+    } catch {
+      case e: IOException if timedOut =>
+        val tail = stopProcess()
+        throw new HudiMdPlannerException(
+          s"hudi-md planner did not answer within ${settings.timeoutSeconds}s (${PlannerSettings.TimeoutConf}); " +
+            s"process killed${describeTail(tail)}", e)
+    } finally {
+      timer.cancel(false)
+    }
+  }
+
+  private def readFrame(): Array[Byte] = {
+    val n = in.readInt()
+    if (n < 0) throw new IOException(s"bad frame length $n from the planner")
+    val buf = new Array[Byte](n)
+    in.readFully(buf)
+    buf
+  }
+
+  private def ensureStarted(exec: String): Unit = {
+    if (process != null && process.isAlive && python == exec) return
+    if (process != null) stopProcess()
+    val pb = new ProcessBuilder(exec, "-m", Module)
+    pb.redirectInput(ProcessBuilder.Redirect.PIPE)
+    pb.redirectOutput(ProcessBuilder.Redirect.PIPE)
+    pb.redirectError(ProcessBuilder.Redirect.PIPE)
+    val proc =
+      try pb.start()
+      catch {
+        case e: IOException =>
+          throw new HudiMdPlannerException(
+            s"hudi-md: cannot start the planner '$exec -m $Module' (set spark.pyspark.python or PYSPARK_PYTHON " +
+              s"to a Python with hudi_md installed): ${e.getMessage}", e)
+      }
+    log.info(s"hudi-md: started planner process ${pidOf(proc)} ($exec -m $Module)")
+    stderrTail.synchronized(stderrTail.clear())
+    val err = proc.getErrorStream
+    val t = new Thread(s"hudi-md-planner-stderr-${pidOf(proc)}") {
+      override def run(): Unit = {
+        val reader = new java.io.BufferedReader(new java.io.InputStreamReader(err, StandardCharsets.UTF_8))
+        try {
+          var line = reader.readLine()
+          while (line != null) {
+            log.info(s"planner: $line")
+            stderrTail.synchronized {
+              stderrTail.addLast(line)
+              while (stderrTail.size > StderrLines) stderrTail.removeFirst()
+            }
+            line = reader.readLine()
+          }
+        } catch { case _: IOException => () }
+      }
+    }
+    t.setDaemon(true)
+    t.start()
+    process = proc
+    python = exec
+    stderrThread = t
+    in = new DataInputStream(new BufferedInputStream(proc.getInputStream, 1 << 16))
+    out = new DataOutputStream(new BufferedOutputStream(proc.getOutputStream, 1 << 16))
+  }
+
+  /** Stops the process (if any); returns its exit code and the last lines it wrote to stderr. */
+  private def stopProcess(): String = {
+    val proc = process
+    process = null
+    if (proc == null) return ""
+    try out.close() catch { case _: IOException => () }
+    if (!proc.waitFor(2, TimeUnit.SECONDS)) {
+      proc.destroy()
+      if (!proc.waitFor(2, TimeUnit.SECONDS)) proc.destroyForcibly()
+    }
+    if (stderrThread != null) stderrThread.join(2000)
+    val exit = if (proc.isAlive) "still running" else s"exit code ${proc.exitValue()}"
+    stderrTail.synchronized {
+      val s = String.join("\n", stderrTail)
+      stderrTail.clear()
+      if (s.trim.isEmpty) s"($exit)" else s"($exit); planner stderr:\n$s"
+    }
+  }
+
+  private def describeTail(tail: String): String = if (tail.isEmpty) "" else s" $tail"
+
+  private def describe(e: Throwable): String = e match {
+    case _: java.io.EOFException => "the planner closed its output"
+    case _                       => Option(e.getMessage).getOrElse(e.getClass.getName)
+  }
+
+  /** Used by tests and tools: the pid of the running planner, or -1. */
+  def pid: Long = synchronized(if (process != null && process.isAlive) pidOf(process) else -1L)
+
+  /** Stops the planner process; the next request starts a new one. */
+  def shutdown(): Unit = synchronized { stopProcess(); () }
+
+  /** `Process.pid()` is Java 9+; the Spark 3.5 build targets Java 8. */
+  private def pidOf(proc: Process): Long =
+    try classOf[Process].getMethod("pid").invoke(proc).asInstanceOf[java.lang.Long].longValue()
+    catch { case _: Exception => -1L }
+}

@@ -1,0 +1,76 @@
+"""Wiring the ``hudi-md`` Spark data source (the JVM shim in ``hudi_md/jars/``) into a SparkSession.
+
+>>> from pyspark.sql import SparkSession
+>>> from hudi_md.spark.session import configure
+>>> spark = configure(SparkSession.builder.master("local[2]")).getOrCreate()
+>>> spark.read.format("hudi-md").load("/path/to/table")
+
+The shim asks ``python -m hudi_md.spark.planner`` (run with ``spark.pyspark.python``, else
+``$PYSPARK_PYTHON``, else ``python3``) for the files to read; Spark's Parquet reader reads them.
+The jar must be on the classpath when the JVM starts: ``configure`` has no effect on a session
+that is already running.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+JARS_DIR = Path(__file__).resolve().parent.parent / "jars"
+
+_SCALA_FOR_SPARK_MAJOR = {3: "2.12", 4: "2.13"}
+
+
+def jar_path(spark_version: str | None = None) -> str:
+    """Absolute path of the shim jar for ``spark_version`` (default: the installed pyspark's).
+
+    Spark 3.x (Scala 2.12) → ``hudi-md-spark_2.12.jar``; Spark 4.x (Scala 2.13) →
+    ``hudi-md-spark_2.13.jar``. Raises ``FileNotFoundError`` when the jar has not been built
+    (``scripts/build-shim``) and ``ValueError`` for other Spark versions.
+    """
+    if spark_version is None:
+        import pyspark
+
+        spark_version = pyspark.__version__
+    try:
+        major = int(spark_version.split(".", 1)[0])
+    except ValueError:
+        raise ValueError(f"cannot parse Spark version {spark_version!r}") from None
+    scala = _SCALA_FOR_SPARK_MAJOR.get(major)
+    if scala is None:
+        raise ValueError(f"hudi-md's Spark shim supports Spark 3.5 and 4.x, not {spark_version}")
+    jar = JARS_DIR / f"hudi-md-spark_{scala}.jar"
+    if not jar.is_file():
+        raise FileNotFoundError(f"{jar} not found; build it with scripts/build-shim")
+    return str(jar)
+
+
+def configure(builder: Any, spark_version: str | None = None) -> Any:
+    """Adds the shim jar to ``spark.jars`` (keeping any jars already set) and sets
+    ``spark.pyspark.python`` to this interpreter unless already set. Returns ``builder``."""
+    jar = jar_path(spark_version)
+    options = getattr(builder, "_options", {})
+    existing = [j for j in str(options.get("spark.jars", "")).split(",") if j.strip()]
+    if jar not in existing:
+        existing.append(jar)
+    builder = builder.config("spark.jars", ",".join(existing))
+    if not options.get("spark.pyspark.python"):
+        builder = builder.config("spark.pyspark.python", sys.executable)
+    return builder
+
+
+def last_plan(spark: Any) -> dict[str, Any]:
+    """The last ``hudi-md`` plan made in this driver JVM: ``{"path", "latest_instant", "filters",
+    "counters"}`` (``filters``: the expression JSON sent to the planner)
+    (empty when nothing was planned yet)."""
+    text = spark.sparkContext._jvm.hudi.md.spark.HudiMdFileIndex.lastPlanJson()
+    return json.loads(text)
+
+
+def last_plan_counters(spark: Any) -> dict[str, int]:
+    """Counters of the last ``hudi-md`` plan: the planner's (``partitions``,
+    ``partitions_after_partition_pruning``, ``file_slices``, ``file_slices_after_column_stats``,
+    ...) plus ``jvm_partitions`` / ``jvm_files`` after the JVM's exact partition pruning."""
+    return dict(last_plan(spark).get("counters", {}))
