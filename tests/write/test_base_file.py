@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -163,27 +163,6 @@ def _write(
         **kw,
     )
     return tmp_path / "region=us" / name, result, table
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    """One local SparkSession for the module (it takes seconds to start)."""
-    pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
-
-    try:
-        session = (
-            SparkSession.builder.master("local[1]")
-            .appName("hudi-md-base-file-tests")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.shuffle.partitions", "1")
-            .getOrCreate()
-        )
-    except Exception as e:  # no Java on this machine
-        pytest.skip(f"cannot start Spark: {e}")
-    yield session
-    session.stop()
 
 
 # --- schemas -----------------------------------------------------------------------------------------
