@@ -14,6 +14,10 @@ Requests:
   ``partition_path``, one ``p:<column>`` per partition column (typed), ``base_file`` (absolute
   URI or null), ``base_file_size``, ``modification_time`` (ms), ``log_files`` (absolute URIs),
   ``log_file_sizes``.
+* ``{"op": "read_slice", "path": P, "options": {...}, "slice": {"partition_path", "base_file",
+  "base_file_size", "log_files", "log_file_sizes"} (as in a plan row), "columns": [...] or null}``
+  → ``{"ok": true, "rows": N}`` + Arrow stream of the slice's merged rows (MOR base + logs), for
+  the executors' readers.
 * errors: ``{"ok": false, "error_type": ..., "message": ...}``; the process keeps serving.
 
 Options understood besides ``hoodie.*`` and storage options: ``as.of.instant``,
@@ -104,6 +108,8 @@ class Planner:
             }, None
         if op == "plan":
             return self._plan(table, options, request.get("filters"), latest)
+        if op == "read_slice":
+            return self._read_slice(table, options, request.get("slice") or {}, request.get("columns"))
         raise InvalidOptionError(f"unknown planner op {op!r}")
 
     def _plan(
@@ -137,6 +143,69 @@ class Planner:
             "rows": batch.num_rows,
         }
         return header, sink.getvalue().to_pybytes()
+
+    def _read_slice(
+        self, table: Any, options: Mapping[str, str], desc: Mapping[str, Any], columns: Any
+    ) -> tuple[dict[str, Any], bytes]:
+        """Merge one MOR file slice (base + logs) and return its rows as an Arrow stream."""
+        from hudi_md.read.merge import MergeSpec
+        from hudi_md.read.slice_reader import instant_validator, read_file_slice
+        from hudi_md.table.filenames import BaseFileName, LogFileName
+        from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
+
+        storage = table.storage
+        partition = desc.get("partition_path") or ""
+
+        def rel(uri: str) -> str:
+            root = storage.uri()
+            for prefix in (root, "file:" + root, "file://" + root):
+                if uri.startswith(prefix + "/"):
+                    return uri[len(prefix) + 1 :]
+            raise InvalidOptionError(f"slice file {uri} is not under the table {root}")
+
+        base = None
+        if desc.get("base_file"):
+            path = rel(desc["base_file"])
+            parsed = BaseFileName.parse(path.rsplit("/", 1)[-1])
+            if parsed is None:
+                raise InvalidOptionError(f"not a base file name: {desc['base_file']}")
+            base = BaseFile(
+                partition, parsed.name, int(desc.get("base_file_size") or 0), parsed.file_id, parsed.instant
+            )
+        logs = []
+        for uri, size in zip(desc.get("log_files") or [], desc.get("log_file_sizes") or [], strict=False):
+            path = rel(uri)
+            parsed_log = LogFileName.parse(path.rsplit("/", 1)[-1])
+            if parsed_log is None:
+                raise InvalidOptionError(f"not a log file name: {uri}")
+            logs.append(
+                LogFile(
+                    partition,
+                    parsed_log.name,
+                    int(size),
+                    parsed_log.file_id,
+                    parsed_log.instant,
+                    parsed_log.version,
+                    parsed_log.write_token,
+                )
+            )
+        file_id = base.file_id if base else (logs[0].file_id if logs else "")
+        fs = FileSlice(partition, file_id, base.instant if base else "", base, tuple(logs))
+        as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
+        schema = table.schema
+        rows = read_file_slice(
+            storage,
+            fs,
+            schema=schema,
+            merge=MergeSpec.from_config(table.config),
+            is_valid_instant=instant_validator(table.timeline, as_of),
+            columns=list(columns) if columns else None,
+        )
+        rows = rows.cast(_sparkable(rows.schema))
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, rows.schema) as writer:
+            writer.write_table(rows)
+        return {"ok": True, "rows": rows.num_rows}, sink.getvalue().to_pybytes()
 
 
 def partition_arrow_schema(table: Any) -> pa.Schema:
