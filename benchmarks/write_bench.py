@@ -33,7 +33,9 @@ def make_rows(n: int, start: int, ts: int) -> pa.Table:
             "city": pa.array([CITIES[i % len(CITIES)] for i in range(start, start + n)], pa.string()),
             "ts": pa.array([ts] * n, pa.int64()),
             "fare": pc.multiply(pc.cast(ids, pa.float64()), 0.01),
-            "rider": pc.binary_join_element_wise("rider-", pc.cast(pc.bit_wise_and(ids, 1023), pa.string()), ""),
+            "rider": pc.binary_join_element_wise(
+                "rider-", pc.cast(pc.bit_wise_and(ids, 1023), pa.string()), ""
+            ),
         }
     )
 
