@@ -23,7 +23,7 @@ SIMPLE = "sample_table/cow/v9_txns_simple_meta.zip"  # region=<string>, hive sty
 COMPLEX = "sample_table/cow/v6_complexkeygen_hivestyle.zip"  # byteField=<int>/shortField=<int>
 NONPART = "sample_table/cow/v6_nonpartitioned.zip"
 TIMEBASED = "sample_table/cow/v6_timebasedkeygen_nonhivestyle.zip"  # no identity partition columns
-MOR_RO = "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle.zip"  # a slice with log files
+MOR_RO = "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle.zip"  # one slice with log files
 MOR_NOLOGS = "sample_table/mor/avro/v9_txns_simple_meta.zip"  # compacted: no log files
 QUERY_TYPE = "hoodie.datasource.query.type"
 
@@ -92,14 +92,23 @@ def test_mor_snapshot_without_log_files_reads(hudi_spark, table_path) -> None:
     assert rows(hudi_md_df(hudi_spark, path)) == rows(reference(hudi_spark, path))
 
 
-def test_mor_snapshot_with_log_files_fails_clearly(hudi_spark, table_path) -> None:
+def test_mor_snapshot_with_log_files_merges_them(hudi_spark, table_path) -> None:
+    """Slices with log files are merged on the executors (more in test_mor_snapshot.py)."""
     path = str(table_path(MOR_RO))
-    with pytest.raises(Exception) as info:
-        hudi_md_df(hudi_spark, path).count()
-    message = str(info.value)
-    assert "MOR snapshot reads with log files are not yet supported" in message
-    assert f"file:{path}" in message
-    assert f"{QUERY_TYPE}=read_optimized" in message
+    df = hudi_md_df(hudi_spark, path)
+    expected = hudi_md.open_table(path).read()
+    assert rows(df, ["_hoodie_record_key", "name"]) == sorted(
+        zip(
+            expected.column("_hoodie_record_key").to_pylist(),
+            expected.column("name").to_pylist(),
+            strict=True,
+        ),
+        key=repr,
+    )
+    assert last_plan_counters(hudi_spark)["jvm_merged_slices"] == 1
+    logs = [f for fs in hudi_md.open_table(path).file_slices().column("log_files").to_pylist() for f in fs]
+    assert logs and all(any(plain(f).endswith(lf) for f in df.inputFiles()) for lf in logs)
+    assert "FileScan parquet" in df._jdf.queryExecution().executedPlan().toString()
 
 
 def test_incremental_query_type_is_refused(hudi_spark, table_path) -> None:

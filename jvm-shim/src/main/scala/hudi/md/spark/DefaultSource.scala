@@ -4,7 +4,6 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SQLContext
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister, RelationProvider, SchemaRelationProvider}
 import org.apache.spark.sql.types.StructType
 
@@ -12,7 +11,8 @@ import org.apache.spark.sql.types.StructType
  * `spark.read.format("hudi-md").load(path)` and `CREATE TABLE t USING `hudi-md` LOCATION '...'`.
  *
  * The file listing comes from the Python planner (`python -m hudi_md.spark.planner`, see
- * [[PlannerClient]]); Spark's own `ParquetFileFormat` reads the base files.
+ * [[PlannerClient]]); Spark's own Parquet reader reads the base files ([[HudiMdFileFormat]]), and
+ * file slices with log files (MOR snapshot reads) are merged by the planner process on the executor.
  */
 class DefaultSource extends RelationProvider with SchemaRelationProvider with DataSourceRegister {
 
@@ -63,14 +63,7 @@ class DefaultSource extends RelationProvider with SchemaRelationProvider with Da
         s"hudi-md: incremental queries (${HudiMdFileIndex.QueryTypeKey}=incremental) on $path are not " +
           "supported through the `hudi-md` Spark format yet; use snapshot or read_optimized")
     }
-    val conf = sqlContext.sparkContext.getConf
-    val settings = PlannerSettings(
-      python = conf.getOption("spark.pyspark.python")
-        .orElse(Option(System.getenv("PYSPARK_PYTHON")))
-        .filter(_.trim.nonEmpty)
-        .getOrElse("python3"),
-      timeoutSeconds = conf.getLong(PlannerSettings.TimeoutConf, PlannerSettings.DefaultTimeoutSeconds)
-    )
+    val settings = PlannerSettings.fromConf(sqlContext.sparkContext.getConf)
     val index = new HudiMdFileIndex(path, plannerOptions, settings)
     val partitionSchema = index.partitionSchema
     val resolver = org.apache.spark.sql.internal.SQLConf.get.resolver
@@ -80,7 +73,8 @@ class DefaultSource extends RelationProvider with SchemaRelationProvider with Da
         StructType(s.fields.filterNot(f => partitionSchema.fieldNames.exists(p => resolver(p, f.name))))
       case _ => index.dataSchema
     }
-    HadoopFsRelation(index, partitionSchema, dataSchema, None, new ParquetFileFormat(), parameters)(session)
+    val format = new HudiMdFileFormat(index.tablePath, plannerOptions)
+    HadoopFsRelation(index, partitionSchema, dataSchema, None, format, parameters)(session)
   }
 }
 

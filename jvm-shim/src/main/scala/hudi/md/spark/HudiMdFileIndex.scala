@@ -16,7 +16,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BoundReference, Expression, Predicate}
-import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMetadata, PartitionDirectory}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
@@ -41,6 +41,10 @@ private[spark] case class PlanResult(counters: ObjectNode, latestInstant: String
  * `listFiles` sends the translatable part of Spark's partition and data filters (for partition
  * pruning and data skipping), then re-evaluates the partition filters exactly on the JVM: Spark does
  * not re-apply partition filters after the scan. Plans are cached per filter until [[refresh]].
+ *
+ * A slice without log files (or any slice, for `read_optimized`) is its base file, read by Spark's
+ * Parquet reader. A slice with log files (MOR snapshot) is one synthetic file carrying the slice
+ * description, merged on the executor ([[HudiMdFileFormat]]).
  */
 class HudiMdFileIndex(
     val tablePath: String,
@@ -85,20 +89,24 @@ class HudiMdFileIndex(
       groups.getOrElseUpdate(s.partitionPath, (s.values, mutable.ArrayBuffer.empty[PlannedSlice]))._2 += s
     }
     val kept = groups.values.filter { case (values, _) => keep(values) }.toSeq
-    if (!readOptimized) {
-      val withLogs = kept.flatMap(_._2).filter(_.logFiles.nonEmpty)
-      if (withLogs.nonEmpty) throw morSnapshotError(withLogs)
-    }
+    var merged = 0
     val directories = kept.map { case (values, slices) =>
       val files = slices.flatMap { s =>
-        s.baseFile.map(f => new FileStatus(s.baseFileSize, false, 1, BlockSize, s.modificationTime, new Path(f)))
+        if (!readOptimized && s.logFiles.nonEmpty) {
+          merged += 1
+          Some(sliceStatus(s))
+        } else {
+          s.baseFile.map(f =>
+            FileStatusWithMetadata(new FileStatus(s.baseFileSize, false, 1, BlockSize, s.modificationTime, new Path(f))))
+        }
       }
-      PartitionDirectory(values, files.toArray)
+      PartitionDirectory(values, files.toList)
     }.filter(_.files.nonEmpty)
     val fileCount = directories.map(_.files.size).sum
     val counters = plan.counters.deepCopy()
     counters.put("jvm_partitions", directories.size)
     counters.put("jvm_files", fileCount)
+    counters.put("jvm_merged_slices", merged)
     record(tablePath, plan.latestInstant, filters, counters)
     log.info(s"hudi-md plan for $tablePath at ${plan.latestInstant}: $counters")
     directories.toList
@@ -121,12 +129,32 @@ class HudiMdFileIndex(
     row => predicate.eval(row)
   }
 
-  private def morSnapshotError(withLogs: Seq[PlannedSlice]): UnsupportedOperationException =
-    new UnsupportedOperationException(
-      s"hudi-md: table $tablePath has ${withLogs.size} file slice(s) with log files (e.g. " +
-        s"${withLogs.head.logFiles.head}). MOR snapshot reads with log files are not yet supported " +
-        s"through the `hudi-md` format: the log files' updates and deletes would be lost. Read the " +
-        s"base files only with option $QueryTypeKey=read_optimized, or use hudi_md's Python reader.")
+  /**
+   * A file slice with log files as one unsplittable file for Spark's scan: a path no file has
+   * (`<partition>/.hudi-md-slice/<file id>`, see [[HudiMdFileFormat.isSlicePath]]) and the slice
+   * description (the plan row's fields, JSON) in the file's metadata, which Spark hands to the
+   * reader on the executor as `PartitionedFile.otherConstantMetadataColumnValues`.
+   */
+  private def sliceStatus(s: PlannedSlice): FileStatusWithMetadata = {
+    val anyFile = new Path(s.baseFile.getOrElse(s.logFiles.head))
+    val fileId = HudiMdFileFormat.fileIdOf(anyFile.getName)
+    val path = new Path(new Path(anyFile.getParent, HudiMdFileFormat.SliceDir), fileId)
+    val desc = PlannerClient.mapper.createObjectNode()
+    desc.put("partition_path", s.partitionPath)
+    s.baseFile match {
+      case Some(f) => desc.put("base_file", f)
+      case None    => desc.putNull("base_file")
+    }
+    desc.put("base_file_size", s.baseFileSize)
+    val logs = desc.putArray("log_files")
+    s.logFiles.foreach(f => logs.add(f))
+    val sizes = desc.putArray("log_file_sizes")
+    s.logFileSizes.foreach(n => sizes.add(n))
+    val length = s.baseFileSize + s.logFileSizes.sum
+    FileStatusWithMetadata(
+      new FileStatus(length, false, 1, BlockSize, s.modificationTime, path),
+      Map(HudiMdFileFormat.SliceKey -> desc.toString))
+  }
 
   private def planFor(filters: ObjectNode): PlanResult = synchronized {
     val key = filters.toString

@@ -14,15 +14,31 @@ case class PlannerSettings(python: String, timeoutSeconds: Long)
 object PlannerSettings {
   val TimeoutConf = "spark.hudi_md.planner.timeoutSeconds"
   val DefaultTimeoutSeconds = 600L
+
+  /** `spark.pyspark.python`, else `$PYSPARK_PYTHON`, else `python3`; the timeout from [[TimeoutConf]]. */
+  def fromConf(conf: org.apache.spark.SparkConf): PlannerSettings =
+    PlannerSettings(
+      python = conf.getOption("spark.pyspark.python")
+        .orElse(Option(System.getenv("PYSPARK_PYTHON")))
+        .filter(_.trim.nonEmpty)
+        .getOrElse("python3"),
+      timeoutSeconds = conf.getLong(TimeoutConf, DefaultTimeoutSeconds)
+    )
+
+  /** The settings of this JVM's Spark (driver or executor), or the defaults outside Spark. */
+  def current(): PlannerSettings =
+    Option(org.apache.spark.SparkEnv.get).map(env => fromConf(env.conf))
+      .getOrElse(fromConf(new org.apache.spark.SparkConf(false)))
 }
 
 /** The planner refused or failed a request (`error_type: message` from Python), or could not run. */
 class HudiMdPlannerException(message: String, cause: Throwable = null) extends RuntimeException(message, cause)
 
 /**
- * One long-lived `python -m hudi_md.spark.planner` process per driver JVM (DESIGN.md, "Planner
- * protocol"), started lazily. Frames are a 4-byte big-endian length and the payload; requests are
- * JSON, responses are a JSON header and, for `plan`, a second frame holding an Arrow IPC stream.
+ * One long-lived `python -m hudi_md.spark.planner` process per JVM (DESIGN.md, "Planner
+ * protocol"), started lazily: on the driver for schemas and plans, on executors for `read_slice`
+ * (MOR file slices with log files, see [[HudiMdFileFormat]]). Frames are a 4-byte big-endian length and the payload; requests are
+ * JSON, responses are a JSON header and, for `plan` and `read_slice`, a second frame holding an Arrow IPC stream.
  *
  * Requests are serialized. A process that died (EOF / broken pipe) is restarted once and the request
  * retried; a request the planner answers with `ok: false` is not retried and raises
