@@ -293,7 +293,8 @@ def _record_location(partition_path: str, file_id: str, instant: str) -> Mapping
     millis = int(instant_to_datetime(instant).replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
     base, _, index = file_id.rpartition("-")
     info: dict[str, Any] = {
-        "partitionName": K.partition_id(partition_path),
+        # Hudi 1.x writes "" for a non-partitioned table here (not the MDT's "." partition id).
+        "partitionName": partition_path,
         "fileIdHighBits": None,
         "fileIdLowBits": None,
         "fileIndex": None,

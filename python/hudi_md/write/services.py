@@ -205,7 +205,7 @@ def _clean_in_mdt(
                     )
                 )
     MetadataTableWriter(writer.storage, config, writer.options).write_records(
-        instant, records, partitions=sorted(available), operation="CLEAN"
+        instant, records, partitions=sorted(available), operation="UPSERT_PREPPED"
     )
 
 
@@ -333,7 +333,10 @@ def compact(writer: HudiWriter) -> str | None:
                 instant, results, set(config.metadata_partitions) - {K.RECORD_INDEX}, types
             )
             MetadataTableWriter(writer.storage, config, writer.options).write_records(
-                instant, records, partitions=sorted(config.metadata_partitions), operation="COMPACT"
+                instant,
+                records,
+                partitions=sorted(config.metadata_partitions),
+                operation="UPSERT_PREPPED",  # Hudi's operation type for every MDT deltacommit
             )
         tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
         return instant

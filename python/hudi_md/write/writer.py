@@ -245,7 +245,7 @@ class HudiWriter:
             records = [
                 files_record(p, {}, [u.rsplit("/", 1)[-1] for u in urls]) for p, urls in deleted.items()
             ]
-            mw.write_records(rb_time, records, partitions=[K.FILES], operation="ROLLBACK")
+            mw.write_records(rb_time, records, partitions=[K.FILES], operation="UPSERT_PREPPED")
         meta = {
             "startRollbackTime": rb_time,
             "timeTakenInMillis": 0,
