@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -71,6 +73,7 @@ def spark(bundle_jars: list[str]):
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "3g")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(ROOT / "build" / "spark-warehouse"))
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
         .getOrCreate()
@@ -93,12 +96,20 @@ def hudi(spark):
 
 
 @pytest.fixture(scope="session")
-def tables_root() -> Path:
-    """Where the suite's tables live: ``HUDI_INTEGRATION_TABLES`` or ``build/integration-tables``
-    (emptied at the start of a run, kept afterwards for inspection; not pytest's rotating tmp dirs,
-    which a concurrent pytest run may prune)."""
-    root = Path(os.environ.get("HUDI_INTEGRATION_TABLES") or ROOT / "build" / "integration-tables")
-    if root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True)
-    return root
+def tables_root(request: pytest.FixtureRequest) -> Path:
+    """A fresh directory for this run's tables under ``HUDI_INTEGRATION_TABLES`` or
+    ``build/integration-tables`` (not pytest's rotating tmp dirs, which a concurrent pytest run may
+    prune; one directory per run, so concurrent runs do not share tables). Removed after a run
+    without failures, kept otherwise for inspection; runs older than a day are pruned."""
+    parent = Path(os.environ.get("HUDI_INTEGRATION_TABLES") or ROOT / "build" / "integration-tables")
+    parent.mkdir(parents=True, exist_ok=True)
+    for old in parent.glob("run-*"):
+        with contextlib.suppress(OSError):
+            if time.time() - old.stat().st_mtime > 86400:
+                shutil.rmtree(old, ignore_errors=True)
+    root = Path(tempfile.mkdtemp(prefix=f"run-{time.strftime('%Y%m%d-%H%M%S')}-", dir=parent))
+    yield root
+    if request.session.testsfailed == 0:
+        shutil.rmtree(root, ignore_errors=True)
+    else:
+        sys.stderr.write(f"\n[integration] tables kept in {root}\n")
