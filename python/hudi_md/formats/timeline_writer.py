@@ -253,3 +253,62 @@ def commit_metadata_record(
             str(partition): list(ids) for partition, ids in partition_to_replace_file_ids.items()
         }
     return record
+
+
+def cleaner_plan_record(
+    *,
+    earliest_to_retain: str | None,
+    last_completed: str,
+    policy: str,
+    file_uris: Mapping[str, Sequence[str]],
+) -> dict[str, Any]:
+    """A ``HoodieCleanerPlan`` (version 2) deleting ``file_uris`` (partition → full file paths)."""
+    return {
+        "earliestInstantToRetain": (
+            {"timestamp": earliest_to_retain, "action": "commit", "state": "COMPLETED"}
+            if earliest_to_retain
+            else None
+        ),
+        "lastCompletedCommitTimestamp": last_completed,
+        "policy": policy,
+        "filesToBeDeletedPerPartition": {},
+        "version": 2,
+        "filePathsToBeDeletedPerPartition": {
+            p: [{"filePath": uri, "isBootstrapBaseFile": False} for uri in uris]
+            for p, uris in file_uris.items()
+        },
+        "partitionsToBeDeleted": [],
+        "extraMetadata": {},
+    }
+
+
+def clean_metadata_record(
+    *,
+    instant: str,
+    earliest_to_retain: str | None,
+    last_completed: str,
+    policy: str,
+    deleted: Mapping[str, Sequence[str]],
+) -> dict[str, Any]:
+    """The ``HoodieCleanMetadata`` (version 2) of a clean that deleted ``deleted`` (partition → names)."""
+    return {
+        "startCleanTime": instant,
+        "timeTakenInMillis": 0,
+        "totalFilesDeleted": sum(len(v) for v in deleted.values()),
+        "earliestCommitToRetain": earliest_to_retain or "",
+        "lastCompletedCommitTimestamp": last_completed,
+        "partitionMetadata": {
+            p: {
+                "partitionPath": p,
+                "policy": policy,
+                "deletePathPatterns": list(names),
+                "successDeleteFiles": list(names),
+                "failedDeleteFiles": [],
+                "isPartitionDeleted": False,
+            }
+            for p, names in deleted.items()
+        },
+        "version": 2,
+        "bootstrapPartitionMetadata": {},
+        "extraMetadata": {},
+    }

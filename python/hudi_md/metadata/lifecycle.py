@@ -176,16 +176,7 @@ def _records_for(
     storage = table.storage
     out: list[MdtRecord] = []
     if mdt_partition == K.FILES:
-        for p, groups in view.file_groups(list(partitions)).items():
-            files: dict[str, int] = {}
-            for g in groups:
-                for s in g.slices.values():
-                    if s.base_file is not None:
-                        files[s.base_file.name] = s.base_file.size
-                    for lf in s.log_files:
-                        files[lf.name] = lf.size
-            out.append(files_record(p, files))
-        return out
+        return [files_record(p, files) for p, files in view.visible_files(list(partitions)).items()]
     slices = view.latest_file_slices(list(partitions))
     if mdt_partition in (K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FILTERS):
         from hudi_md.write.base_file import column_ranges_from_parquet

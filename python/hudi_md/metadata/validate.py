@@ -41,21 +41,6 @@ class Difference:
         }
 
 
-def _visible_files(view: FileSystemView, partitions: list[str]) -> dict[str, dict[str, int]]:
-    """Every file of every visible slice (not only the latest), per partition."""
-    out: dict[str, dict[str, int]] = {}
-    for p, groups in view.file_groups(partitions).items():
-        files: dict[str, int] = {}
-        for g in groups:
-            for s in g.slices.values():
-                if s.base_file is not None:
-                    files[s.base_file.name] = s.base_file.size
-                for lf in s.log_files:
-                    files[lf.name] = lf.size
-        out[p] = files
-    return out
-
-
 def validate_metadata_table(table: Table) -> list[Difference]:
     """Differences between the MDT-based and the listing-based view of committed files.
 
@@ -73,15 +58,15 @@ def validate_metadata_table(table: Table) -> list[Difference]:
     for p in sorted(mdt_parts - storage_parts):
         diffs.append(Difference("partition_only_in_mdt", p))
     storage_only = sorted(storage_parts - mdt_parts)
-    visible = _visible_files(FileSystemView(table.config, table.timeline, listing), storage_only)
+    visible = FileSystemView(table.config, table.timeline, listing).visible_files(storage_only)
     for p in storage_only:
         # A partition directory without any committed file (e.g. left by a failed first write)
         # is not data the MDT is missing.
         if visible.get(p):
             diffs.append(Difference("partition_only_in_storage", p))
     common = sorted(mdt_parts & storage_parts)
-    mdt_files = _visible_files(FileSystemView(table.config, table.timeline, mdt), common)
-    storage_files = _visible_files(FileSystemView(table.config, table.timeline, listing), common)
+    mdt_files = FileSystemView(table.config, table.timeline, mdt).visible_files(common)
+    storage_files = FileSystemView(table.config, table.timeline, listing).visible_files(common)
     for p in common:
         a, b = mdt_files.get(p, {}), storage_files.get(p, {})
         for name in sorted(set(a) - set(b)):

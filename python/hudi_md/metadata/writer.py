@@ -375,7 +375,11 @@ class MetadataTableWriter:
     def clean(self, keep_slices: int = 2) -> str | None:
         """Delete MDT file slices older than the latest ``keep_slices`` of each file group (the
         newest base and the one before it, for readers that planned on it), as an MDT clean."""
-        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+        from hudi_md.formats.timeline_writer import (
+            clean_metadata_record,
+            cleaner_plan_record,
+            serialize_instant_metadata,
+        )
         from hudi_md.table.fs_view import FileSystemView
         from hudi_md.table.listing import StorageListing
         from hudi_md.table.timeline import CLEAN
@@ -397,46 +401,23 @@ class MetadataTableWriter:
         last = timeline.last()
         instant = new_instant_time(after=last.requested_time if last else None)
         tw = self.timeline_writer()
-        plan = {
-            "earliestInstantToRetain": None,
-            "lastCompletedCommitTimestamp": last.requested_time if last else "",
-            "policy": "KEEP_LATEST_FILE_VERSIONS",
-            "filesToBeDeletedPerPartition": {},
-            "version": 2,
-            "filePathsToBeDeletedPerPartition": {
-                p: [{"filePath": self.storage.uri(f"{p}/{n}"), "isBootstrapBaseFile": False} for n in names]
-                for p, names in doomed.items()
-            },
-            "partitionsToBeDeleted": [],
-            "extraMetadata": {},
-        }
+        last_time = last.requested_time if last else ""
+        policy = "KEEP_LATEST_FILE_VERSIONS"
+        plan = cleaner_plan_record(
+            earliest_to_retain=None,
+            last_completed=last_time,
+            policy=policy,
+            file_uris={p: [self.storage.uri(f"{p}/{n}") for n in names] for p, names in doomed.items()},
+        )
         tw.requested(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
         tw.inflight(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
         for p, names in doomed.items():
             for n in names:
                 if self.storage.exists(f"{p}/{n}"):
                     self.storage.delete(f"{p}/{n}")
-        meta = {
-            "startCleanTime": instant,
-            "timeTakenInMillis": 0,
-            "totalFilesDeleted": sum(len(v) for v in doomed.values()),
-            "earliestCommitToRetain": "",
-            "lastCompletedCommitTimestamp": last.requested_time if last else "",
-            "partitionMetadata": {
-                p: {
-                    "partitionPath": p,
-                    "policy": "KEEP_LATEST_FILE_VERSIONS",
-                    "deletePathPatterns": names,
-                    "successDeleteFiles": names,
-                    "failedDeleteFiles": [],
-                    "isPartitionDeleted": False,
-                }
-                for p, names in doomed.items()
-            },
-            "version": 2,
-            "bootstrapPartitionMetadata": {},
-            "extraMetadata": {},
-        }
+        meta = clean_metadata_record(
+            instant=instant, earliest_to_retain=None, last_completed=last_time, policy=policy, deleted=doomed
+        )
         tw.complete(instant, CLEAN, serialize_instant_metadata("clean", meta))
         return instant
 

@@ -202,6 +202,20 @@ class FileSystemView:
         out.sort(key=lambda g: g.file_id)
         return out
 
+    def visible_files(self, partitions: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Name → size of every file of every visible slice (not only the latest), per partition."""
+        out: dict[str, dict[str, int]] = {}
+        for p, groups in self.file_groups(partitions).items():
+            files: dict[str, int] = {}
+            for g in groups:
+                for s in g.slices.values():
+                    if s.base_file is not None:
+                        files[s.base_file.name] = s.base_file.size
+                    for lf in s.log_files:
+                        files[lf.name] = lf.size
+            out[p] = files
+        return out
+
     # --- slices ----------------------------------------------------------------------------------
 
     def latest_file_slices(self, partitions: Sequence[str] | None = None) -> list[FileSlice]:

@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.index.bloom import DYNAMIC_V0, BloomFilter
+from hudi_md.metadata.records_builder import ColumnRange
 from hudi_md.read.records import align_to_schema, avro_schema_to_arrow
 from hudi_md.storage.base import Storage
 from hudi_md.write.schema import avro_schema_json as _schema_text
@@ -74,19 +75,6 @@ BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
 BLOOM_TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
 MIN_RECORD_KEY = "hoodie_min_record_key"
 MAX_RECORD_KEY = "hoodie_max_record_key"
-
-
-@dataclass(frozen=True)
-class ColumnRange:
-    """File-level statistics of one (leaf) column, as Hudi's column_stats index records them."""
-
-    column_name: str
-    min_value: Any
-    max_value: Any
-    null_count: int
-    value_count: int
-    total_size: int
-    total_uncompressed_size: int
 
 
 @dataclass(frozen=True)

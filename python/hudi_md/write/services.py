@@ -83,7 +83,11 @@ def compact_metadata_table(writer: HudiWriter, *, force: bool = False) -> str | 
 def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
     """Delete file slices no query of the retained commits can need; returns the clean instant."""
     from hudi_md.api import Table
-    from hudi_md.formats.timeline_writer import serialize_instant_metadata
+    from hudi_md.formats.timeline_writer import (
+        clean_metadata_record,
+        cleaner_plan_record,
+        serialize_instant_metadata,
+    )
 
     with TableLock(writer.storage):
         table = Table(writer.storage, {})
@@ -126,24 +130,15 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
         last = table.timeline.last()
         instant = new_instant_time(after=last.requested_time if last else None)
         tw = TimelineWriter(writer.storage, TIMELINE)
-        plan = {
-            "earliestInstantToRetain": {"timestamp": earliest, "action": COMMIT, "state": "COMPLETED"}
-            if earliest
-            else None,
-            "lastCompletedCommitTimestamp": commits[-1].requested_time,
-            "policy": cfg.cleaner_policy,
-            "filesToBeDeletedPerPartition": {},
-            "version": 2,
-            "filePathsToBeDeletedPerPartition": {
-                p: [
-                    {"filePath": writer.storage.uri(f"{p}/{n}" if p else n), "isBootstrapBaseFile": False}
-                    for n, _ in files
-                ]
+        plan = cleaner_plan_record(
+            earliest_to_retain=earliest,
+            last_completed=commits[-1].requested_time,
+            policy=cfg.cleaner_policy,
+            file_uris={
+                p: [writer.storage.uri(f"{p}/{n}" if p else n) for n, _ in files]
                 for p, files in to_delete.items()
             },
-            "partitionsToBeDeleted": [],
-            "extraMetadata": {},
-        }
+        )
         tw.requested(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
         tw.inflight(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
         deleted: dict[str, list[str]] = defaultdict(list)
@@ -156,27 +151,13 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
         config = TableConfig.load(writer.storage)
         if config.metadata_partitions:
             _clean_in_mdt(writer, config, instant, deleted, table)
-        meta = {
-            "startCleanTime": instant,
-            "timeTakenInMillis": 0,
-            "totalFilesDeleted": sum(len(v) for v in deleted.values()),
-            "earliestCommitToRetain": earliest or "",
-            "lastCompletedCommitTimestamp": commits[-1].requested_time,
-            "partitionMetadata": {
-                p: {
-                    "partitionPath": p,
-                    "policy": cfg.cleaner_policy,
-                    "deletePathPatterns": names,
-                    "successDeleteFiles": names,
-                    "failedDeleteFiles": [],
-                    "isPartitionDeleted": False,
-                }
-                for p, names in deleted.items()
-            },
-            "version": 2,
-            "bootstrapPartitionMetadata": {},
-            "extraMetadata": {},
-        }
+        meta = clean_metadata_record(
+            instant=instant,
+            earliest_to_retain=earliest,
+            last_completed=commits[-1].requested_time,
+            policy=cfg.cleaner_policy,
+            deleted=deleted,
+        )
         tw.complete(instant, CLEAN, serialize_instant_metadata("clean", meta))
         return instant
 
