@@ -119,7 +119,15 @@ def check_readers(path: Path, model: Model, table_type: str) -> None:
     listed = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})
     assert _triples(listed.read(columns=["id", "ts", "fare"])) == expected, "hudi-md (listing)"
     batches = hudi.HudiTableBuilder.from_base_uri(str(path)).build().read()
-    rs = pa.Table.from_batches(batches) if batches else pa.table({"id": [], "ts": [], "fare": []})
+    rs = (
+        pa.Table.from_batches(batches)
+        if batches
+        else pa.table({c: pa.array([], pa.string()) for c in ("id", "_hoodie_record_key")})
+        .append_column("ts", pa.array([], pa.int64()))
+        .append_column("fare", pa.array([], pa.float64()))
+        .append_column("_hoodie_partition_path", pa.array([], pa.string()))
+        .append_column("_hoodie_file_name", pa.array([], pa.string()))
+    )
     assert _triples(rs) == expected, "hudi-rs"
     if table_type == "COPY_ON_WRITE":
         files = [path / r["base_file"] for r in table.file_slices().to_pylist()]
@@ -132,6 +140,82 @@ def check_readers(path: Path, model: Model, table_type: str) -> None:
     if table.uses_metadata_table:
         diffs = validate_metadata_table(table)
         assert not diffs, [d.describe() for d in diffs]
+        check_indexes(path, table, rs, table_type)
+
+
+def _file_id(file_name: str) -> str:
+    # base files are <fileId>_<token>_<instant>.parquet; rows merged from logs carry the file id
+    return file_name.lstrip(".").split("_", 1)[0]
+
+
+def check_indexes(path: Path, table: Any, snapshot: pa.Table, table_type: str) -> None:
+    """The record index holds exactly the snapshot's keys at the file groups hudi-rs read them
+    from; partition stats are tight: (COW) equal to the Parquet footers of the latest base files
+    as pyarrow reads them, (MOR) the merge of the column stats of the latest slices' files."""
+    from hudi_md.metadata import keys as K
+
+    mdt = table.metadata_table
+    if K.RECORD_INDEX in mdt.available_partitions and snapshot.num_rows:
+        want = {
+            k: (p, _file_id(f))
+            for k, p, f in zip(
+                snapshot.column("_hoodie_record_key").to_pylist(),
+                snapshot.column("_hoodie_partition_path").to_pylist(),
+                snapshot.column("_hoodie_file_name").to_pylist(),
+                strict=True,
+            )
+        }
+        assert set(mdt.read_records(K.RECORD_INDEX)) == set(want), "record index keys"
+        got = {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index(list(want)).items()}
+        assert got == want, "record index locations"
+    if K.PARTITION_STATS not in mdt.available_partitions:
+        return
+    columns = ["id", "ts", "fare"]
+    slices = table.file_system_view().latest_file_slices(table.partitions())
+    expected: dict[tuple[str, str], tuple] = {}
+    if table_type == "COPY_ON_WRITE":
+        per: dict[tuple[str, str], list[tuple]] = {}
+        for s in slices:
+            meta = pq.read_metadata(path / s.partition_path / s.base_file.name)
+            for rg in range(meta.num_row_groups):
+                group = meta.row_group(rg)
+                for i in range(group.num_columns):
+                    col = group.column(i)
+                    if col.path_in_schema in columns:
+                        st = col.statistics
+                        # an empty file (every row of the group deleted) has no statistics
+                        value = (st.min, st.max, group.num_rows, st.null_count) if group.num_rows else None
+                        per.setdefault((s.partition_path, col.path_in_schema), []).append(
+                            value or (None, None, 0, 0)
+                        )
+    else:
+        names = {(s.partition_path, n) for s in slices for n in _slice_files(s)}
+        per = {}
+        for st in mdt.column_stats(columns=columns):
+            if (st.partition_path, st.file_name) in names:
+                per.setdefault((st.partition_path, st.column_name), []).append(
+                    (st.min_value, st.max_value, st.value_count, st.null_count)
+                )
+    for key, vals in per.items():
+        mins = [v[0] for v in vals if v[0] is not None]
+        maxs = [v[1] for v in vals if v[1] is not None]
+        expected[key] = (
+            min(mins, default=None),
+            max(maxs, default=None),
+            sum(v[2] for v in vals),
+            sum(v[3] for v in vals),
+        )
+    got_stats = {
+        (st.partition_path, st.column_name): (st.min_value, st.max_value, st.value_count, st.null_count)
+        for st in mdt.partition_stats(columns=columns)
+        if st.partition_path in {s.partition_path for s in slices}
+    }
+    assert got_stats == expected, "partition stats"
+    assert all(st.is_tight_bound for st in mdt.partition_stats(columns=columns)), "tight bounds"
+
+
+def _slice_files(s: Any) -> list[str]:
+    return ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])

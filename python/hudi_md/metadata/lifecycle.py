@@ -79,6 +79,19 @@ def _write_index_defs(storage: Storage, partitions: Iterable[str], columns: Sequ
         storage.write_bytes(INDEX_DEFS, json.dumps({"indexDefinitions": existing}, indent=2).encode("utf-8"))
 
 
+def fill_index_source_fields(storage: Storage, columns: Sequence[str]) -> None:
+    """Name the indexed columns in ``index.json``'s column_stats definition if it names none yet
+    (Apache Hudi lists them there and reads them back when it writes to the table)."""
+    if not columns or not storage.exists(INDEX_DEFS):
+        return
+    defs = json.loads(storage.read_bytes(INDEX_DEFS)).get("indexDefinitions", {})
+    col_stats = defs.get(K.COLUMN_STATS)
+    if col_stats is None or col_stats.get("sourceFields"):
+        return
+    col_stats["sourceFields"] = list(columns)
+    storage.write_bytes(INDEX_DEFS, json.dumps({"indexDefinitions": defs}, indent=2).encode("utf-8"))
+
+
 def initialize_partitions(
     storage: Storage,
     config: TableConfig,

@@ -41,7 +41,11 @@ def _add_keys(cfg: WriteConfig, operation: str):
     return fn
 
 
-def _lookup_record_index(uri: str, storage_options: dict[str, Any]):
+def _lookup_record_index(uri: str, storage_options: dict[str, Any], live: frozenset[tuple[str, str]]):
+    """Tag keys with their record-index file group, only when that group is live: an entry left
+    behind for a replaced or deleted group must not route an update into it (the row would be
+    written as a slice no reader sees)."""
+
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import hudi_md
 
@@ -54,7 +58,8 @@ def _lookup_record_index(uri: str, storage_options: dict[str, Any]):
             fids = []
             for k, p in zip(keys, parts, strict=True):
                 loc = found.get(k)
-                fids.append(loc.file_id if loc is not None and loc.partition_path == p else None)
+                hit = loc is not None and loc.partition_path == p and (p, loc.file_id) in live
+                fids.append(loc.file_id if hit else None)
             yield pa.RecordBatch.from_arrays(
                 [*b.columns, pa.array(fids, pa.string())], [*b.schema.names, FID_COLUMN]
             )
@@ -200,7 +205,9 @@ def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, 
         )
         if operation in ("upsert", "delete") and has_commits:
             if K_RECORD_INDEX in config.metadata_partitions:
-                tagged = keyed.mapInArrow(_lookup_record_index(uri, storage_options), tagged_schema)
+                tagged = keyed.mapInArrow(
+                    _lookup_record_index(uri, storage_options, frozenset(latest)), tagged_schema
+                )
             else:
                 spark = df.sparkSession
                 slices = spark.createDataFrame([(p, f) for p, f in latest], "p string, f string")

@@ -59,17 +59,22 @@ def _fast_strings(table: pa.Table, name: str) -> pa.Array | None:
 
 
 def record_keys(table: pa.Table, fields: Sequence[str], keygen: str) -> pa.Array:
-    """``_hoodie_record_key`` values: the field's value, or ``f1:v1,f2:v2`` for complex keys."""
+    """``_hoodie_record_key`` values: the field's value, or ``f1:v1,f2:v2`` for complex keys.
+
+    ComplexKeyGenerator prefixes the field name even for a single key field: Hudi does so for
+    every table of version 9 (``hoodie.write.complex.keygen.new.encoding`` only applies below 9),
+    and a table whose writers disagree on the encoding holds every key twice.
+    """
     import pyarrow.compute as pc
 
-    if len(fields) == 1:
+    complex_keys = keygen == "COMPLEX" or len(fields) > 1
+    if not complex_keys:
         fast = _fast_strings(table, fields[0])
         if fast is not None:
             bad = pc.or_(pc.is_null(fast), pc.equal(fast, ""))
             if not pc.any(bad).as_py():
                 return fast
     columns = [_column(table, f) for f in fields]
-    complex_keys = (keygen == "COMPLEX" and len(fields) > 1) or len(fields) > 1
     out: list[str] = []
     for i in range(table.num_rows):
         if not complex_keys:

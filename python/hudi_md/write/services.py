@@ -200,7 +200,7 @@ def compact(writer: HudiWriter) -> str | None:
     from hudi_md.read.merge import MergeSpec
     from hudi_md.read.slice_reader import instant_validator, read_file_slice
     from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, _write_parquet
-    from hudi_md.write.writer import mdt_records_for_commit
+    from hudi_md.write.mdt_sync import mdt_records_for_commit
 
     with TableLock(writer.storage):
         table = Table(writer.storage, {})
@@ -311,7 +311,11 @@ def compact(writer: HudiWriter) -> str | None:
 
             types = {f.name: f.type for f in schema}
             records = mdt_records_for_commit(
-                instant, results, set(config.metadata_partitions) - {K.RECORD_INDEX}, types
+                instant,
+                results,
+                set(config.metadata_partitions) - {K.RECORD_INDEX},
+                types,
+                before=table,
             )
             MetadataTableWriter(writer.storage, config, writer.options).write_records(
                 instant,

@@ -21,16 +21,7 @@ import pyarrow as pa
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.metadata import keys as K
-from hudi_md.metadata.records_builder import (
-    MdtRecord,
-    all_partitions_record,
-    bloom_filter_record,
-    column_stats_record,
-    files_record,
-    merge_ranges,
-    record_index_delete,
-    record_index_records,
-)
+from hudi_md.metadata.records_builder import files_record
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, write_table_config
@@ -47,6 +38,7 @@ from hudi_md.write import keygen
 from hudi_md.write.config import OPERATIONS, WriteConfig
 from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
 from hudi_md.write.lock import TableLock
+from hudi_md.write.mdt_sync import mdt_records_for_commit
 
 log = logging.getLogger(__name__)
 
@@ -496,6 +488,11 @@ class HudiWriter:
         )
         if config.metadata_partitions:
             self._write_mdt(config, pending.instant, results, avro_schema, replaced)
+            if K.COLUMN_STATS in config.metadata_partitions:
+                from hudi_md.metadata.lifecycle import fill_index_source_fields
+
+                # An MDT created before the first commit knew no columns; name them now.
+                fill_index_source_fields(self.storage, self._index_columns(cfg, config, avro_schema))
         self._check("after_mdt_commit")
         self._check("before_complete")
         tw = TimelineWriter(self.storage, TIMELINE)
@@ -748,7 +745,11 @@ class HudiWriter:
 
         available = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
         types = {f.name: f.type for f in avro_schema_to_arrow(avro_schema)}
-        records = mdt_records_for_commit(instant, results, available, types)
+        from hudi_md.api import Table
+
+        records = mdt_records_for_commit(
+            instant, results, available, types, before=Table(self.storage, {}), replaced=replaced
+        )
         MetadataTableWriter(self.storage, config, self.options).write_records(
             instant, records, partitions=sorted(available)
         )
@@ -759,58 +760,6 @@ class HudiWriter:
         from hudi_md.write import services
 
         services.run_inline(self, cfg)
-
-
-def mdt_records_for_commit(
-    instant: str,
-    results: Sequence[TaskResult],
-    available: Iterable[str],
-    types: Mapping[str, pa.DataType],
-) -> list[MdtRecord]:
-    """The MDT records a data commit implies, for the MDT partitions that are available."""
-    available = set(available)
-    records: list[MdtRecord] = []
-    added: dict[str, dict[str, int]] = defaultdict(dict)
-    for r in results:
-        p = r.write_stat["partitionPath"]
-        name = r.write_stat["path"].rsplit("/", 1)[-1]
-        added[p][name] = int(r.write_stat["fileSizeInBytes"])
-    if K.FILES in available:
-        for p, files in added.items():
-            records.append(files_record(p, files))
-        if added:
-            records.append(all_partitions_record(sorted(added)))
-    if K.COLUMN_STATS in available or K.PARTITION_STATS in available:
-        per_partition: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-        for r in results:
-            p = r.write_stat["partitionPath"]
-            name = r.write_stat["path"].rsplit("/", 1)[-1]
-            for col, rng in r.column_ranges.items():
-                if col not in types:
-                    continue
-                if K.COLUMN_STATS in available:
-                    records.append(column_stats_record(p, name, rng, types[col]))
-                per_partition[p][col].append(rng)
-        if K.PARTITION_STATS in available:
-            for p, cols in per_partition.items():
-                for col, ranges in cols.items():
-                    merged = merge_ranges(ranges)
-                    if merged is not None:
-                        records.append(column_stats_record(p, "", merged, types[col], for_partition=True))
-    if K.RECORD_INDEX in available:
-        for r in results:
-            p = r.write_stat["partitionPath"]
-            fid = r.write_stat["fileId"]
-            records.extend(record_index_records(r.inserted_keys, p, fid, instant))
-            for key in r.deleted_keys:
-                records.append(record_index_delete(key))
-    if K.BLOOM_FILTERS in available:
-        for r in results:
-            if r.bloom:
-                p = r.write_stat["partitionPath"]
-                name = r.write_stat["path"].rsplit("/", 1)[-1]
-                records.append(bloom_filter_record(p, name, r.bloom, r.bloom_type or "DYNAMIC_V0", instant))
-    return records
 
 
 _META = {

@@ -1,0 +1,204 @@
+"""The MDT records one data commit implies (step 4 of the commit protocol).
+
+Most records follow from the write statistics alone (files, per-file column stats, bloom filters,
+record-index inserts and deletes). Two need the table as it was before the commit:
+
+* ``partition_stats`` are recomputed from every file of the partition's latest slices after the
+  commit (``isTightBound=true``), as Apache Hudi 1.x does when ``column_stats`` is available: files
+  this commit wrote bring their own ranges, the other live files' ranges come from the MDT's
+  ``column_stats``. Merging only this commit's ranges into the old record would keep the ranges
+  of rewritten and replaced files forever.
+* ``record_index`` entries of the keys of replaced file groups (insert_overwrite) are deleted,
+  unless this commit writes the key again; otherwise the index would route later updates into a
+  file group no reader sees.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.records import typed_stat_value
+from hudi_md.metadata.records_builder import (
+    ColumnRange,
+    MdtRecord,
+    all_partitions_record,
+    bloom_filter_record,
+    column_stats_record,
+    files_record,
+    merge_ranges,
+    record_index_delete,
+    record_index_records,
+    stat_value,
+)
+from hudi_md.write.file_groups import TaskResult
+
+
+def mdt_records_for_commit(
+    instant: str,
+    results: Sequence[TaskResult],
+    available: Iterable[str],
+    types: Mapping[str, pa.DataType],
+    *,
+    before: Any | None = None,
+    replaced: Mapping[str, Sequence[str]] | None = None,
+) -> list[MdtRecord]:
+    """The MDT records of a data commit, for the MDT partitions in ``available``.
+
+    ``before`` is the data table (:class:`hudi_md.api.Table`) opened before the commit completes;
+    without it partition stats can only be merged from this commit's files (not tight) and the
+    record-index entries of ``replaced`` file groups are left alone.
+    """
+    available = set(available)
+    replaced = replaced or {}
+    records: list[MdtRecord] = []
+    added: dict[str, dict[str, int]] = defaultdict(dict)
+    for r in results:
+        added[r.write_stat["partitionPath"]][_file_name(r)] = int(r.write_stat["fileSizeInBytes"])
+    if K.FILES in available:
+        for p, files in added.items():
+            records.append(files_record(p, files))
+        if added:
+            records.append(all_partitions_record(sorted(added)))
+    if K.COLUMN_STATS in available:
+        for r in results:
+            p = r.write_stat["partitionPath"]
+            for col, rng in r.column_ranges.items():
+                if col in types:
+                    records.append(column_stats_record(p, _file_name(r), rng, types[col]))
+    if K.PARTITION_STATS in available:
+        records.extend(_partition_stats(results, types, before, replaced, K.COLUMN_STATS in available))
+    if K.RECORD_INDEX in available:
+        # Deletes first: a key written again by this commit keeps its new location (later records
+        # of a key win within one MDT deltacommit).
+        if before is not None and replaced:
+            records.extend(record_index_delete(k) for k in sorted(_keys_of_replaced(before, replaced)))
+        for r in results:
+            p = r.write_stat["partitionPath"]
+            records.extend(record_index_records(r.inserted_keys, p, r.write_stat["fileId"], instant))
+            records.extend(record_index_delete(key) for key in r.deleted_keys)
+    if K.BLOOM_FILTERS in available:
+        for r in results:
+            if r.bloom:
+                p = r.write_stat["partitionPath"]
+                records.append(
+                    bloom_filter_record(p, _file_name(r), r.bloom, r.bloom_type or "DYNAMIC_V0", instant)
+                )
+    return records
+
+
+def _file_name(r: TaskResult) -> str:
+    return r.write_stat["path"].rsplit("/", 1)[-1]
+
+
+def _partition_stats(
+    results: Sequence[TaskResult],
+    types: Mapping[str, pa.DataType],
+    before: Any | None,
+    replaced: Mapping[str, Sequence[str]],
+    column_stats_available: bool,
+) -> list[MdtRecord]:
+    ranges: dict[str, dict[str, list[ColumnRange]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        for col, rng in r.column_ranges.items():
+            if col in types:
+                ranges[r.write_stat["partitionPath"]][col].append(rng)
+    mdt = before.metadata_table if before is not None else None
+    tight = mdt is not None and column_stats_available and K.COLUMN_STATS in mdt.available_partitions
+    if tight:
+        for p, names in _other_live_files(before, results, replaced).items():
+            if not names or p not in ranges:
+                continue
+            for stat in mdt.column_stats(columns=sorted(ranges[p]), partitions=[p]):
+                if stat.file_name in names and stat.column_name in types:
+                    ranges[p][stat.column_name].append(_range_of(stat))
+    out = []
+    for p, cols in ranges.items():
+        for col, col_ranges in cols.items():
+            merged = merge_ranges(_canonical(r, types[col]) for r in col_ranges)
+            if merged is not None:
+                out.append(
+                    column_stats_record(p, "", merged, types[col], for_partition=True, tight_bound=tight)
+                )
+    return out
+
+
+def _other_live_files(
+    before: Any, results: Sequence[TaskResult], replaced: Mapping[str, Sequence[str]]
+) -> dict[str, set[str]]:
+    """Per partition this commit writes to: the names of the files of its latest slices after the
+    commit that this commit did not write itself."""
+    partitions = sorted({r.write_stat["partitionPath"] for r in results})
+    new_base = {
+        (r.write_stat["partitionPath"], r.write_stat["fileId"])
+        for r in results
+        if not _file_name(r).startswith(".")  # log file names start with a dot
+    }
+    gone = {(p, fid) for p, fids in replaced.items() for fid in fids}
+    out: dict[str, set[str]] = defaultdict(set)
+    for s in before.file_system_view().latest_file_slices(partitions):
+        key = (s.partition_path, s.file_id)
+        if key in gone or key in new_base:
+            continue  # replaced, or its new base file starts a new slice (COW rewrite, compaction)
+        if s.base_file is not None:
+            out[s.partition_path].add(s.base_file.name)
+        out[s.partition_path].update(lf.name for lf in s.log_files)
+    return out
+
+
+def _keys_of_replaced(before: Any, replaced: Mapping[str, Sequence[str]]) -> set[str]:
+    from hudi_md.read.merge import MergeSpec
+    from hudi_md.read.slice_reader import instant_validator, read_file_slice
+
+    wanted = {(p, fid) for p, fids in replaced.items() for fid in fids}
+    merge = MergeSpec.from_config(before.config)
+    valid = instant_validator(before.timeline)
+    keys: set[str] = set()
+    for s in before.file_system_view().latest_file_slices(sorted(replaced)):
+        if (s.partition_path, s.file_id) not in wanted:
+            continue
+        got = read_file_slice(
+            before.storage,
+            s,
+            schema=before.schema,
+            merge=merge,
+            is_valid_instant=valid,
+            columns=["_hoodie_record_key"],
+        )
+        keys.update(got.column("_hoodie_record_key").to_pylist())
+    return keys
+
+
+def _range_of(stat: Any) -> ColumnRange:
+    return ColumnRange(
+        stat.column_name,
+        stat.min_value,
+        stat.max_value,
+        stat.null_count or 0,
+        stat.value_count or 0,
+        stat.total_size or 0,
+        stat.total_uncompressed_size or 0,
+    )
+
+
+def _canonical(rng: ColumnRange, arrow_type: pa.DataType) -> ColumnRange:
+    """The range with min/max in the form the MDT reader returns them, so that ranges computed
+    by this writer and ranges read back from ``column_stats`` compare with each other."""
+
+    def norm(value: Any) -> Any:
+        wrapped, value_type = stat_value(value, arrow_type)
+        return typed_stat_value(None if wrapped is None else wrapped[1]["value"], value_type)
+
+    return ColumnRange(
+        rng.column_name,
+        norm(rng.min_value),
+        norm(rng.max_value),
+        rng.null_count,
+        rng.value_count,
+        rng.total_size,
+        rng.total_uncompressed_size,
+    )
