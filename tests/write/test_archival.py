@@ -733,3 +733,41 @@ def test_writes_archive_automatically(tmp_path: Path) -> None:
     assert load_archived_timeline(Storage(str(path)))
     assert len(hudi_md.open_table(str(path)).timeline.write_timeline()) <= 5
     _validate(path)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_metadata_table_timeline_is_archived(tmp_path: Path, table_type: str) -> None:
+    """The MDT's own timeline is archived inline too (keep + 1 commits, as Hudi's metadata writer
+    configures it), never past the data table's earliest active commit, and every reader still
+    agrees afterwards."""
+    path = tmp_path / "t"
+    opts = {
+        **_options(table_type),
+        "hoodie.archive.automatic": "true",
+        "hoodie.keep.min.commits": "3",
+        "hoodie.keep.max.commits": "5",
+    }
+    _build(path, 30, opts)
+    storage = Storage(str(path))
+    mdt_storage = storage.child(".hoodie/metadata")
+    archived = load_archived_timeline(mdt_storage)
+    assert archived, "the MDT timeline was never archived"
+    mdt_active = Timeline.load(storage, MDT_TIMELINE, 2)
+    data_first = archival.earliest_instant_for_metadata_archival(_timeline(path))
+    assert data_first is not None
+    assert all(i.requested_time < data_first for i in archived)
+    assert len(mdt_active.completed()) < 30  # 30 data commits, their cleans, MDT compactions: ~70
+    # Inline, the MDT is archived before the data timeline moves on, so it lags one round; run
+    # alone, it keeps at most keep.min + 1 commits before the data table's window.
+    archival.archive_metadata_table(
+        storage, keep_min_commits=3, keep_max_commits=5, compact_max_delta_commits=2
+    )
+    mdt_active = Timeline.load(storage, MDT_TIMELINE, 2)
+    older = [i for i in mdt_active.completed() if i.action in COMMITS and i.requested_time < data_first]
+    assert len(older) <= 3 + 1
+    assert not {i.requested_time for i in archived} & set(mdt_active.times())
+    assert _rows(path) == _rs_rows(path)
+    _validate(path)
+    _write(path, 30, opts)  # and the table stays writable
+    assert _rows(path) == _rs_rows(path)
+    _validate(path)

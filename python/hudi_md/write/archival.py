@@ -153,8 +153,13 @@ def instants_to_archive(
     metadata_enabled: bool = True,
     archive_beyond_savepoint: bool = False,
     timeline_path: str = TIMELINE,
+    retain_from: str | None = None,
 ) -> list[ActiveAction]:
-    """The actions :func:`archive` would archive now, oldest first (a dry run)."""
+    """The actions :func:`archive` would archive now, oldest first (a dry run).
+
+    ``retain_from``: nothing at or after this instant goes (the MDT passes the data table's
+    :func:`earliest_instant_for_metadata_archival`).
+    """
     from hudi_md.table.config import TableConfig
 
     if keep_min_commits <= 0 or keep_max_commits <= keep_min_commits:
@@ -201,9 +206,12 @@ def instants_to_archive(
         ]
         if after:
             to_retain.append(after[0].requested_time)
+    # 5. the metadata table keeps what the data table's active timeline may still refer to
+    if retain_from is not None:
+        to_retain.append(retain_from)
     earliest_to_retain = min(to_retain) if to_retain else None
 
-    # 5. savepoints
+    # 6. savepoints
     savepoints = [i.requested_time for i in timeline.completed().of_actions(SAVEPOINT)]
     chosen: list[Instant] = []
     for c in commits:
@@ -618,6 +626,7 @@ def archive(
     compact_max_delta_commits: int = 5,
     metadata_enabled: bool = True,
     archive_beyond_savepoint: bool = False,
+    retain_from: str | None = None,
 ) -> list[Instant]:
     """Archive what Hudi's ``TimelineArchiverV2`` would; returns the archived (completed) instants.
 
@@ -642,6 +651,7 @@ def archive(
         metadata_enabled=metadata_enabled,
         archive_beyond_savepoint=archive_beyond_savepoint,
         timeline_path=timeline_path,
+        retain_from=retain_from,
     )
     if not actions:
         return []
@@ -650,6 +660,57 @@ def archive(
     _delete_active_files(storage, timeline_path, actions)
     writer.compact_and_clean()
     return [a.instant() for a in actions]
+
+
+def earliest_instant_for_metadata_archival(
+    data_timeline: Timeline, archive_beyond_savepoint: bool = False
+) -> str | None:
+    """``TimelineUtils.getEarliestInstantForMetadataArchival``: the earlier of the data table's first
+    active commit (the first non-savepoint one when archiving beyond savepoints) and its first
+    pending instant of any action. Clean and rollback instants do not count: an old one would pin
+    the MDT timeline for ever."""
+    commits = [i for i in data_timeline if i.action in _COMMIT_ACTIONS and i.is_completed]
+    if archive_beyond_savepoint:
+        savepoints = {i.requested_time for i in data_timeline if i.action == SAVEPOINT}
+        commits = [c for c in commits if c.requested_time not in savepoints]
+    pending = [i for i in data_timeline if not i.is_completed]
+    firsts = [xs[0].requested_time for xs in (commits, pending) if xs]
+    return min(firsts) if firsts else None
+
+
+def archive_metadata_table(
+    data_storage: Storage,
+    *,
+    keep_min_commits: int = 20,
+    keep_max_commits: int = 30,
+    compact_max_delta_commits: int = 10,
+    archive_beyond_savepoint: bool = False,
+) -> list[Instant]:
+    """Archive the MDT's own timeline as Hudi's metadata writer does after its table services:
+    the MDT keeps one commit more than the data table (``keep_*`` + 1), enough deltacommits for
+    its next compaction, and every instant from the data table's earliest active commit or
+    pending instant on, because readers check MDT log blocks against the data timeline. The
+    caller holds the table lock."""
+    from hudi_md.table.config import TableConfig
+
+    mdt_storage = data_storage.child(".hoodie/metadata")
+    if not mdt_storage.exists(".hoodie/hoodie.properties"):
+        return []
+    data_config = TableConfig.load(data_storage)
+    data_timeline = Timeline.load(
+        data_storage, data_config.timeline_path, data_config.timeline_layout_version
+    )
+    return archive(
+        mdt_storage,
+        keep_min_commits=keep_min_commits + 1,
+        keep_max_commits=keep_max_commits + 1,
+        # hudi-md's MDT cleaner keeps file versions, not commits: no cleaner bound on archival
+        cleaner_policy="KEEP_LATEST_FILE_VERSIONS",
+        compact_max_delta_commits=compact_max_delta_commits,
+        metadata_enabled=False,
+        archive_beyond_savepoint=archive_beyond_savepoint,
+        retain_from=earliest_instant_for_metadata_archival(data_timeline, archive_beyond_savepoint),
+    )
 
 
 def _delete_active_files(storage: Storage, timeline_path: str, actions: Sequence[ActiveAction]) -> None:

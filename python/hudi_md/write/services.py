@@ -44,11 +44,23 @@ def run_inline(writer: HudiWriter, cfg: WriteConfig) -> None:
 
 
 def archive_timeline(writer: HudiWriter, cfg: WriteConfig) -> list:
-    from hudi_md.write.archival import archive
+    """Archive the MDT's timeline, then the data timeline; returns the data instants archived."""
+    from hudi_md.metadata.writer import COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT
+    from hudi_md.write.archival import archive, archive_metadata_table
 
     with TableLock(writer.storage):
-        if TableConfig.load(writer.storage).table_version < 8:
+        config = TableConfig.load(writer.storage)
+        if config.table_version < 8:
             return []
+        if config.metadata_partitions:
+            archive_metadata_table(
+                writer.storage,
+                keep_min_commits=cfg.keep_min_commits,
+                keep_max_commits=cfg.keep_max_commits,
+                compact_max_delta_commits=int(
+                    writer.options.get(COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT)
+                ),
+            )
         return archive(
             writer.storage,
             keep_min_commits=cfg.keep_min_commits,
