@@ -91,6 +91,8 @@ def test_service_commands(tmp_path: Path) -> None:
     assert "rollback" in cli("rollback", str(path), i3).stdout
     check_readers(path, model, "MERGE_ON_READ")
     cli("restore", str(path), i1)
+    # the compaction went whole: no compaction.requested left behind to be re-run on a restored table
+    assert not list(hudi_md.open_table(str(path)).timeline.pending())
     restored = Model(["city"])
     restored.insert(first)
     check_readers(path, restored, "MERGE_ON_READ")

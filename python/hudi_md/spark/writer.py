@@ -258,11 +258,7 @@ def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, 
                     prev_commit=s.base_instant,
                     token=f"{i}-0-0",
                 )
-        replaced: dict[str, list[str]] = {}
-        if operation in ("insert_overwrite", "insert_overwrite_table") and has_commits:
-            scope = table.partitions() if operation == "insert_overwrite_table" else partitions
-            for s in table.file_system_view().latest_file_slices(scope):
-                replaced.setdefault(s.partition_path, []).append(s.file_id)
+        replaced = writer.replaced_file_groups(operation, partitions) if has_commits else {}
         writer.prepare_files(pending.instant, list(tasks.values()), cfg)
         ctx = writer.write_context(cfg, config, pending.instant, avro_schema)
         n = max(1, len(tasks))

@@ -66,11 +66,14 @@ class TimelineWriter:
         return Instant(instant_time, done_action, State.COMPLETED, completion, name)
 
     def delete_pending(self, instant: Instant) -> None:
-        """Remove every pending file of an instant (after a rollback), inflight first."""
-        for name in (
-            f"{instant.requested_time}.inflight" if instant.action == COMMIT else None,
-            f"{instant.requested_time}.{instant.action}.inflight",
-            f"{instant.requested_time}.{instant.action}.requested",
-        ):
-            if name and self.storage.exists(self._file(name)):
+        """Remove every pending file of an instant (after a rollback), inflight first. A completed
+        commit may have been a compaction (a replacecommit a clustering, a deltacommit a log
+        compaction): their pending files carry the pending action's name."""
+        t = instant.requested_time
+        actions = [instant.action] + [a for a, done in COMPLETES_AS.items() if done == instant.action]
+        names = [f"{t}.inflight"] if instant.action == COMMIT else []
+        for action in actions:
+            names += [f"{t}.{action}.inflight", f"{t}.{action}.requested"]
+        for name in names:
+            if self.storage.exists(self._file(name)):
                 self.storage.delete(self._file(name))

@@ -222,7 +222,7 @@ class HudiWriter:
                     self.storage.delete(path)
                     deleted[p].append(self.storage.uri(path))
         self._drop_partitions_created_by(instant.requested_time, written)
-        mdt_rebuild = self._rollback_mdt_instant(instant.requested_time)
+        mdt_rebuild = self._rollback_mdt_instant(instant.requested_time, instant.is_completed)
         if mdt_rebuild and config.metadata_partitions:
             # The instant is already folded into an MDT base file: rebuild the MDT from storage.
             from hudi_md.metadata.lifecycle import delete_metadata_table
@@ -359,14 +359,17 @@ class HudiWriter:
         if self.storage.exists(path):
             self.storage.delete(path, recursive=True)
 
-    def _rollback_mdt_instant(self, instant_time: str) -> bool:
+    def _rollback_mdt_instant(self, instant_time: str, completed: bool) -> bool:
         """Remove MDT deltacommit ``T`` (its log files and timeline files), so it can never become
         valid once the data instant's pending files are gone. True when ``T`` was already compacted
-        into MDT base files, so that only a rebuild can undo it."""
+        into MDT base files, so that only a rebuild can undo it: also when a completed ``T`` has no
+        deltacommit on the MDT's active timeline (the MDT was built or archived after it)."""
         mdt = self.storage.child(".hoodie/metadata")
         if not mdt.exists(C.PROPERTIES_FILE):
             return False
         mdt_timeline = Timeline.load(mdt, TIMELINE, 2)
+        if completed and mdt_timeline.get(instant_time) is None:
+            return True
         if mdt_timeline.get(instant_time) is not None and any(
             i.action == COMMIT and i.requested_time > instant_time for i in mdt_timeline.completed()
         ):
@@ -656,14 +659,9 @@ class HudiWriter:
         from hudi_md.api import Table
 
         partitions = sorted(set(rows.column("_hoodie_partition_path").to_pylist()))
-        replaced: dict[str, list[str]] = {}
         tasks: list[tuple[FileGroupTask, pa.Table]] = []
         has_commits = bool(timeline.write_timeline())
-        if operation in ("insert_overwrite", "insert_overwrite_table") and has_commits:
-            table = Table(self.storage, {})
-            scope = table.partitions() if operation == "insert_overwrite_table" else partitions
-            for s in table.file_system_view().latest_file_slices(scope):
-                replaced.setdefault(s.partition_path, []).append(s.file_id)
+        replaced = self.replaced_file_groups(operation, partitions) if has_commits else {}
         tag = operation in ("upsert", "delete") and has_commits
         locations = (
             self._existing_locations(
@@ -715,6 +713,20 @@ class HudiWriter:
                 task = FileGroupTask(p, new_file_id(), "insert", token=f"{len(tasks)}-0-0")
                 tasks.append((task, rows.take(pa.array(chunk, pa.int64()))))
         return tasks, replaced
+
+    def replaced_file_groups(self, operation: str, partitions: Sequence[str]) -> dict[str, list[str]]:
+        """Partition → file ids an overwrite replaces: the live groups of the partitions written
+        (insert_overwrite) or of the whole table (insert_overwrite_table); nothing otherwise."""
+        from hudi_md.api import Table
+
+        if operation not in ("insert_overwrite", "insert_overwrite_table"):
+            return {}
+        table = Table(self.storage, {})
+        scope = table.partitions() if operation == "insert_overwrite_table" else list(partitions)
+        replaced: dict[str, list[str]] = {}
+        for s in table.file_system_view().latest_file_slices(scope):
+            replaced.setdefault(s.partition_path, []).append(s.file_id)
+        return replaced
 
     def _index_columns(self, cfg: WriteConfig, config: TableConfig, avro_schema: str) -> list[str]:
         if (
