@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,9 +127,16 @@ def _record_key_values(expr: Expression, table: Table) -> set[str] | None:
     from hudi_md.planning.expressions import And, LiteralPredicate, Op, SetPredicate
 
     key_fields = table.config.record_key_fields
-    names = {RECORD_KEY_COLUMN}
-    if len(key_fields) == 1 and table.config.keygen not in ("COMPLEX",):
-        names.add(key_fields[0])
+    # column → how its value reads as a record key
+    names: dict[str, Callable[[Any], str]] = {RECORD_KEY_COLUMN: str}
+    if len(key_fields) == 1:
+        key_field = key_fields[0]
+        if table.config.keygen not in ("COMPLEX",):
+            names[key_field] = str
+        elif table.config.table_version >= 9:
+            # version 9 always writes "<field>:<value>" for ComplexKeyGenerator; older versions
+            # depend on a writer setting the table does not record, so they are not pruned.
+            names[key_field] = lambda v: f"{key_field}:{v}"
     found: set[str] | None = None
 
     def walk(e: Expression) -> None:
@@ -140,9 +147,9 @@ def _record_key_values(expr: Expression, table: Table) -> set[str] | None:
             return
         values: set[str] | None = None
         if isinstance(e, LiteralPredicate) and e.op == Op.EQ and e.term.name in names:
-            values = {str(e.value)}
+            values = {names[e.term.name](e.value)}
         elif isinstance(e, SetPredicate) and e.op == Op.IN and e.term.name in names:
-            values = {str(v) for v in e.values}
+            values = {names[e.term.name](v) for v in e.values}
         if values is not None:
             found = values if found is None else found & values
 
