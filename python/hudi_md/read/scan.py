@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_md.errors import InvalidOptionError
+from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
 from hudi_md.planning.planner import plan_scan, row_filter
 from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.partitions import PartitionScheme
 from hudi_md.table.timeline import WRITE_ACTIONS
 
 if TYPE_CHECKING:
@@ -71,18 +72,33 @@ class TableScan:
         merge = MergeSpec.from_config(self.table.config)
         valid = self._is_valid_instant(as_of)
         row_filter = self._row_filter(schema)
-        tables = [
-            read_file_slice(
-                self.table.storage,
-                s,
-                schema=schema,
-                merge=merge,
-                is_valid_instant=valid,
-                columns=self.columns,
-                filter=row_filter,
-            )
-            for s in slices
-        ]
+        config = self.table.config
+        if config.drop_partition_columns and config.partition_fields:
+            # The files lack the partition columns: fill them in from the partition path before
+            # the row filter sees them.
+            scheme = PartitionScheme(config)
+            tables = []
+            for s in slices:
+                rows = read_file_slice(
+                    self.table.storage, s, schema=schema, merge=merge, is_valid_instant=valid
+                )
+                rows = _with_partition_values(rows, scheme, s.partition_path, self.table.uri)
+                if row_filter is not None:
+                    rows = rows.filter(row_filter)
+                tables.append(rows if self.columns is None else rows.select(self.columns))
+        else:
+            tables = [
+                read_file_slice(
+                    self.table.storage,
+                    s,
+                    schema=schema,
+                    merge=merge,
+                    is_valid_instant=valid,
+                    columns=self.columns,
+                    filter=row_filter,
+                )
+                for s in slices
+            ]
         self.stats["file_slices_read"] = len(slices)
         if not tables:
             out_schema = (
@@ -157,3 +173,22 @@ class TableScan:
             return pa.table({})
         self._check_columns(schema)
         return self._project(schema.empty_table())
+
+
+def _with_partition_values(
+    rows: pa.Table, scheme: PartitionScheme, partition_path: str, uri: str
+) -> pa.Table:
+    """``rows`` with the partition columns set from ``partition_path`` (tables written with
+    ``hoodie.datasource.write.drop.partition.columns=true``); refuses a path it cannot parse."""
+    values = scheme.typed_values(partition_path, rows.schema)
+    if values is None:
+        raise UnsupportedFeatureError(
+            f"{uri}: partition path {partition_path!r} does not carry the values of "
+            f"{', '.join(scheme.fields)} (hoodie.datasource.write.drop.partition.columns=true), "
+            "so those columns cannot be read"
+        )
+    for name, value in values.items():
+        i = rows.schema.get_field_index(name)
+        field = rows.schema.field(i)
+        rows = rows.set_column(i, field, pa.array([value] * rows.num_rows, field.type))
+    return rows
