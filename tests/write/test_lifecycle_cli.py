@@ -126,3 +126,46 @@ def test_create_is_staged_in_partition_batches(tmp_path: Path) -> None:
     assert len(table.metadata_table.record_index([f"k{i}" for i in range(n)])) == n
     rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
     assert rs.num_rows == n
+
+
+def test_validate_checks_the_record_index_and_partition_stats(tmp_path: Path) -> None:
+    """`metadata validate` fails on a stale record-index entry and on partition stats that do not
+    cover a partition's live files, naming what is wrong."""
+    from hudi_md.metadata import keys as K
+    from hudi_md.metadata.records_builder import ColumnRange, column_stats_record, record_index_records
+    from hudi_md.metadata.writer import MetadataTableWriter
+    from hudi_md.storage import Storage
+    from hudi_md.table.config import TableConfig
+    from hudi_md.table.timeline_writer import new_instant_time
+
+    path = tmp_path / "t"
+    opts = _options("COPY_ON_WRITE", ["city"])
+    rows = _rows(random.Random(3), list(range(12)), 10)
+    hudi_md.write(_table(rows), str(path), operation="insert", options=opts)
+    assert cli("metadata", "validate", str(path)).returncode == 0
+    storage = Storage(str(path))
+
+    def mdt_write(records) -> None:
+        config = TableConfig.load(storage)
+        MetadataTableWriter(storage, config, {}).write_records(
+            new_instant_time(), records, partitions=sorted(config.metadata_partitions)
+        )
+
+    live = hudi_md.open_table(str(path)).file_slices().to_pylist()[0]
+    mdt_write(record_index_records(["ghost"], live["partition_path"], live["file_id"], "20200101000000000"))
+    out = cli("metadata", "validate", str(path), check=False)
+    assert out.returncode == 1
+    assert "record_index_extra" in out.stdout and "'ghost'" in out.stdout
+
+    path2 = tmp_path / "t2"
+    hudi_md.write(_table(rows), str(path2), operation="insert", options=opts)
+    storage = Storage(str(path2))
+    p = rows[0]["city"]
+    narrow = ColumnRange("ts", 10**9, 10**9, 0, 1, 0, 0)
+    mdt_write(
+        [column_stats_record(f"city={p}", "", narrow, pa.int64(), for_partition=True, tight_bound=True)]
+    )
+    out = cli("metadata", "validate", str(path2), check=False)
+    assert out.returncode == 1
+    assert "partition_stats_unsound" in out.stdout and "ts" in out.stdout
+    assert K.PARTITION_STATS in TableConfig.load(storage).metadata_partitions

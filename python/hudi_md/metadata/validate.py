@@ -1,4 +1,6 @@
-"""Compare what the MDT says with what storage holds (hudi-cli's ``metadata validate-files``)."""
+"""Compare what the MDT says with what storage holds (hudi-cli's ``metadata validate-files``), and
+check its indexes against the table's files (the record index and partition stats checks of
+Hudi's ``HoodieMetadataTableValidator``, as far as they decide whether reads can be trusted)."""
 
 from __future__ import annotations
 
@@ -19,9 +21,12 @@ class Difference:
     file_name: str = ""
     mdt_size: int | None = None
     storage_size: int | None = None
+    detail: str = ""
 
     def describe(self) -> str:
         where = self.partition_path or "<non-partitioned>"
+        if self.detail:
+            return f"{where}: {self.detail}"
         if self.kind.startswith("partition"):
             side = "MDT" if self.kind == "partition_only_in_mdt" else "storage"
             return f"partition {where!r} only in {side}"
@@ -37,12 +42,14 @@ class Difference:
             "file_name": self.file_name,
             "mdt_size": self.mdt_size,
             "storage_size": self.storage_size,
+            "detail": self.detail,
             "message": self.describe(),
         }
 
 
-def validate_metadata_table(table: Table) -> list[Difference]:
-    """Differences between the MDT-based and the listing-based view of committed files.
+def validate_metadata_table(table: Table, *, indexes: bool = True) -> list[Difference]:
+    """Differences between the MDT-based and the listing-based view of committed files and, with
+    ``indexes``, between the MDT's record index / partition stats and the latest file slices.
 
     Both sides go through the same timeline filtering, so files of inflight or failed instants
     (which the MDT rightly does not list) are not reported. Log file sizes are compared only when
@@ -76,4 +83,106 @@ def validate_metadata_table(table: Table) -> list[Difference]:
         for name in sorted(set(a) & set(b)):
             if a[name] != b[name] and not name.startswith("."):
                 diffs.append(Difference("size_mismatch", p, name, mdt_size=a[name], storage_size=b[name]))
+    if indexes and not diffs:
+        diffs.extend(_record_index_differences(table))
+        diffs.extend(_partition_stats_differences(table))
     return diffs
+
+
+def _record_index_differences(table: Table) -> list[Difference]:
+    """Every key of the latest slices is in the record index at (one of) its file groups, and the
+    index holds no other key."""
+    from hudi_md.metadata import keys as K
+    from hudi_md.read.merge import MergeSpec
+    from hudi_md.read.slice_reader import instant_validator, read_file_slice
+
+    mdt = table.metadata_table
+    if K.RECORD_INDEX not in mdt.available_partitions or "_hoodie_record_key" not in table.schema.names:
+        return []
+    merge = MergeSpec.from_config(table.config)
+    valid = instant_validator(table.timeline)
+    where: dict[str, set[tuple[str, str]]] = {}
+    for s in table.file_system_view().latest_file_slices(table.partitions()):
+        got = read_file_slice(
+            table.storage,
+            s,
+            schema=table.schema,
+            merge=merge,
+            is_valid_instant=valid,
+            columns=["_hoodie_record_key"],
+        )
+        for k in got.column("_hoodie_record_key").to_pylist():
+            where.setdefault(k, set()).add((s.partition_path, s.file_id))
+    indexed = mdt.read_records(K.RECORD_INDEX)
+    locations = mdt.record_index(list(where))
+    out = []
+    for k in sorted(where):
+        loc = locations.get(k)
+        if loc is None:
+            p = sorted(where[k])[0][0]
+            out.append(Difference("record_index_missing", p, detail=f"key {k!r} is not in the record index"))
+        elif (loc.partition_path, loc.file_id) not in where[k]:
+            out.append(
+                Difference(
+                    "record_index_location",
+                    loc.partition_path,
+                    detail=f"key {k!r} indexed at file group {loc.file_id}, stored in {sorted(where[k])}",
+                )
+            )
+    extra = sorted(set(indexed) - set(where))
+    for k, loc in sorted(mdt.record_index(extra).items()):
+        out.append(
+            Difference(
+                "record_index_extra",
+                loc.partition_path,
+                detail=f"key {k!r} is indexed (file group {loc.file_id}) but not in the table",
+            )
+        )
+    return out
+
+
+def _partition_stats_differences(table: Table) -> list[Difference]:
+    """Each partition's stats cover the column stats of the files of its latest slices (min no
+    higher, max no lower): unsound stats would prune a partition that holds matching rows. Wider
+    stats are allowed (Hudi 1.2 itself keeps replaced file groups' ranges until the next commit)."""
+    from hudi_md.metadata import keys as K
+
+    mdt = table.metadata_table
+    if K.PARTITION_STATS not in mdt.available_partitions or K.COLUMN_STATS not in mdt.available_partitions:
+        return []
+    slices = table.file_system_view().latest_file_slices(table.partitions())
+    live = {(s.partition_path, n) for s in slices for n in _file_names(s)}
+    ranges: dict[tuple[str, str], list[Any]] = {}
+    for st in mdt.column_stats():
+        if (st.partition_path, st.file_name) in live:
+            ranges.setdefault((st.partition_path, st.column_name), []).append(st)
+    stats = {(st.partition_path, st.column_name): st for st in mdt.partition_stats()}
+    out = []
+    for (p, col), files in sorted(ranges.items()):
+        mins = [f.min_value for f in files if f.min_value is not None]
+        maxs = [f.max_value for f in files if f.max_value is not None]
+        if not mins and not maxs:
+            continue
+        st = stats.get((p, col))
+        if st is None:
+            out.append(Difference("partition_stats_missing", p, detail=f"no partition stats for {col}"))
+            continue
+        try:
+            low_ok = not mins or (st.min_value is not None and st.min_value <= min(mins))
+            high_ok = not maxs or (st.max_value is not None and st.max_value >= max(maxs))
+        except TypeError:
+            continue  # values of different kinds (schema evolution): not comparable, not judged
+        if not (low_ok and high_ok):
+            out.append(
+                Difference(
+                    "partition_stats_unsound",
+                    p,
+                    detail=f"partition stats of {col} [{st.min_value}, {st.max_value}] do not cover the "
+                    f"latest files' [{min(mins, default=None)}, {max(maxs, default=None)}]",
+                )
+            )
+    return out
+
+
+def _file_names(s: Any) -> list[str]:
+    return ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
