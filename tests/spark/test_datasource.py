@@ -111,11 +111,6 @@ def test_mor_snapshot_with_log_files_merges_them(hudi_spark, table_path) -> None
     assert "FileScan parquet" in df._jdf.queryExecution().executedPlan().toString()
 
 
-def test_incremental_query_type_is_refused(hudi_spark, table_path) -> None:
-    with pytest.raises(Exception, match="incremental queries"):
-        hudi_md_df(hudi_spark, str(table_path(SIMPLE)), **{QUERY_TYPE: "incremental"})
-
-
 def test_time_travel_option(hudi_spark, table_path) -> None:
     path = str(table_path(SIMPLE))
     table = hudi_md.open_table(path)

@@ -17,12 +17,23 @@ Requests:
 * ``{"op": "read_slice", "path": P, "options": {...}, "slice": {"partition_path", "base_file",
   "base_file_size", "log_files", "log_file_sizes"} (as in a plan row), "columns": [...] or null}``
   → ``{"ok": true, "rows": N}`` + Arrow stream of the slice's merged rows (MOR base + logs), for
-  the executors' readers.
+  the executors' readers. For an incremental query only the rows whose ``_hoodie_commit_time`` is
+  one of the range's commits.
+* ``{"op": "incremental_range", "path": P, "options": {...}}`` → ``{"ok": true, "begin": B or
+  null, "end": E or null, "latest_instant": T or null, "commit_times": [...]}``: the checked range
+  of an incremental query and the commits in it (see :func:`incremental_range`).
 * errors: ``{"ok": false, "error_type": ..., "message": ...}``; the process keeps serving.
 
 Options understood besides ``hoodie.*`` and storage options: ``as.of.instant``,
 ``hoodie.datasource.query.type`` (snapshot | read_optimized | incremental),
-``hoodie.datasource.read.begin.instanttime`` / ``.end.instanttime``.
+``hoodie.datasource.read.begin.instanttime`` (incremental: required, exclusive; ``000`` = from the
+first commit) / ``hoodie.datasource.read.end.instanttime`` (incremental: inclusive, default the
+latest completed commit; the shim sets it to ``incremental_range``'s ``latest_instant`` when the
+query is created, so the driver's plan and the executors' reads agree on the range).
+Incremental queries return what ``Table.read(query_type="incremental")`` returns: the latest
+version (as of the end) of the records whose ``_hoodie_commit_time`` is a commit in the range. A
+``plan`` lists only the slices of file groups those commits wrote; the rows of base-only slices
+are filtered by the shim (Spark's Parquet reader), those of merged slices by ``read_slice``.
 Tables are cached per path and options, keyed by the latest instant on the timeline.
 """
 
@@ -33,13 +44,17 @@ import logging
 import struct
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import hudi_md
 from hudi_md.errors import HudiMdError, InvalidOptionError
+from hudi_md.read.scan import COMMIT_TIME_COLUMN, TableScan
+from hudi_md.table.fs_view import FileSlice
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +93,7 @@ class Planner:
     def _table(self, path: str, options: Mapping[str, str]) -> Any:
         table_opts = {k: v for k, v in options.items() if k not in _READ_OPTIONS}
         key = json.dumps([path, sorted(table_opts.items())])
-        fresh = hudi_md.open_table(path, table_opts)
+        fresh = hudi_md.open_table(path, s3a_storage_options(path, table_opts))
         latest = fresh.timeline.last()
         marker = latest.file_name if latest else None
         with self._lock:
@@ -110,6 +125,15 @@ class Planner:
             return self._plan(table, options, request.get("filters"), latest)
         if op == "read_slice":
             return self._read_slice(table, options, request.get("slice") or {}, request.get("columns"))
+        if op == "incremental_range":
+            rng = incremental_range(table, options)
+            return {
+                "ok": True,
+                "begin": rng.begin,
+                "end": rng.end,
+                "latest_instant": rng.latest,
+                "commit_times": list(rng.commit_times),
+            }, None
         raise InvalidOptionError(f"unknown planner op {op!r}")
 
     def _plan(
@@ -124,15 +148,18 @@ class Planner:
             raise InvalidOptionError(
                 f"{QUERY_TYPE} must be snapshot, read_optimized or incremental, got {query_type!r}"
             )
-        as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
         if query_type == "incremental":
-            end = table._resolve_as_of(options.get(END)) if options.get(END) else None
-            plan = plan_scan(table, expr, as_of=end, use_indexes=False)
+            rng = incremental_range(table, options)
+            scan = _IncrementalPlan(table, filters=expr)
+            slices = scan.plan(rng)
+            counters = {"commits_in_range": len(rng.commit_times), "file_slices": len(slices)}
         else:
+            as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
             plan = plan_scan(table, expr, as_of=as_of, read_optimized=query_type == "read_optimized")
-        counters = dict(plan.counters)
+            slices = plan.slices
+            counters = dict(plan.counters)
         counters["storage_requests"] = table.storage_stats()["requests"]
-        batch = slices_to_arrow(table, plan.slices)
+        batch = slices_to_arrow(table, slices)
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, batch.schema) as writer:
             writer.write_table(batch)
@@ -191,21 +218,107 @@ class Planner:
             )
         file_id = base.file_id if base else (logs[0].file_id if logs else "")
         fs = FileSlice(partition, file_id, base.instant if base else "", base, tuple(logs))
-        as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
-        schema = table.schema
-        rows = read_file_slice(
-            storage,
-            fs,
-            schema=schema,
-            merge=MergeSpec.from_config(table.config),
-            is_valid_instant=instant_validator(table.timeline, as_of),
-            columns=list(columns) if columns else None,
-        )
+        if options.get(QUERY_TYPE) == "incremental":
+            rows = _read_incremental_slice(table, fs, incremental_range(table, options), columns)
+        else:
+            as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
+            rows = read_file_slice(
+                storage,
+                fs,
+                schema=table.schema,
+                merge=MergeSpec.from_config(table.config),
+                is_valid_instant=instant_validator(table.timeline, as_of),
+                columns=list(columns) if columns else None,
+            )
         rows = rows.cast(_sparkable(rows.schema))
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, rows.schema) as writer:
             writer.write_table(rows)
         return {"ok": True, "rows": rows.num_rows}, sink.getvalue().to_pybytes()
+
+
+# --- incremental queries ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IncrementalRange:
+    """The checked options of an incremental query.
+
+    ``begin`` (exclusive; None = from the first commit) and ``end`` (inclusive; None = the latest)
+    are what ``Table.read(query_type="incremental", start=begin, end=end)`` takes; ``latest`` is
+    the latest completed commit; ``commit_times`` the completed commits in ``(begin, end]``: a row
+    belongs to the query when its ``_hoodie_commit_time`` is one of them (the set
+    ``TableScan.incremental`` filters on).
+    """
+
+    begin: str | None
+    end: str | None
+    latest: str | None
+    commit_times: tuple[str, ...]
+
+
+def incremental_range(table: Any, options: Mapping[str, str]) -> IncrementalRange:
+    """The incremental range of a request's options; :class:`InvalidOptionError` naming the option
+    when the begin instant is missing or malformed, the end is malformed or before the begin, or
+    ``as.of.instant`` is set too (Hudi's names and rules)."""
+    raw_begin = (options.get(BEGIN) or "").strip()
+    if not raw_begin:
+        raise InvalidOptionError(
+            f"{BEGIN} is required when {QUERY_TYPE}=incremental: the instant after which commits are "
+            "returned (exclusive), e.g. 20240418173550988, or 000 for every commit"
+        )
+    if options.get(AS_OF):
+        raise InvalidOptionError(f"{AS_OF} cannot be combined with {QUERY_TYPE}=incremental; use {END}")
+    # Hudi's examples start incremental pulls at "000" (before any instant); so does this.
+    begin = None if set(raw_begin) == {"0"} else _instant_option(table, BEGIN, raw_begin)
+    end = _instant_option(table, END, options[END]) if (options.get(END) or "").strip() else None
+    if begin is not None and end is not None and end < begin:
+        raise InvalidOptionError(f"{END} {end} is before {BEGIN} {begin}")
+    writes = table.timeline.write_timeline()
+    last = writes.last()
+    times = tuple(i.requested_time for i in writes.between(begin, end))
+    return IncrementalRange(begin, end, last.requested_time if last else None, times)
+
+
+def _instant_option(table: Any, key: str, raw: str) -> str:
+    try:
+        resolved = table._resolve_as_of(raw)
+    except InvalidOptionError:
+        resolved = None
+    if resolved is None:
+        raise InvalidOptionError(f"{key} must be an instant time like 20240418173550988, got {raw!r}")
+    return resolved
+
+
+class _IncrementalPlan(TableScan):
+    """``TableScan.incremental`` without the reading: the slices it would read (those of the file
+    groups the range's commits wrote, planned as of the end with the query's filters), so the
+    Spark source reads exactly what the Python reader reads."""
+
+    def plan(self, rng: IncrementalRange) -> list[FileSlice]:
+        self._planned: list[FileSlice] = []
+        self.incremental(rng.begin, rng.end)
+        return self._planned
+
+    def _read_slices(self, slices: Sequence[FileSlice], schema: pa.Schema, as_of: str | None) -> pa.Table:
+        self._planned = list(slices)
+        return schema.empty_table()
+
+
+def _read_incremental_slice(
+    table: Any, fs: FileSlice, rng: IncrementalRange, columns: Sequence[str] | None
+) -> pa.Table:
+    """One merged slice of an incremental query: read as ``TableScan.incremental`` reads it (as of
+    the end), then only the rows of the range's commits, projected to ``columns``."""
+    wanted = list(columns) if columns else None
+    needed = wanted if wanted is None or COMMIT_TIME_COLUMN in wanted else [*wanted, COMMIT_TIME_COLUMN]
+    rows = TableScan(table, columns=needed)._read_slices([fs], table.schema, rng.end)
+    times = pa.array(rng.commit_times, pa.string())
+    rows = rows.filter(pc.is_in(rows.column(COMMIT_TIME_COLUMN), value_set=times))
+    return rows if wanted is None else rows.select(wanted)
+
+
+# --- schemas and slices -----------------------------------------------------------------------------
 
 
 def partition_arrow_schema(table: Any) -> pa.Schema:
@@ -242,6 +355,67 @@ def _sparkable(schema: pa.Schema) -> pa.Schema:
             t = pa.timestamp("us", tz="UTC") if t.tz else pa.timestamp("us")
         out.append(pa.field(f.name, t, nullable=True))
     return pa.schema(out)
+
+
+_S3A_PREFIXES = ("spark.hadoop.fs.s3a.", "fs.s3a.")
+_S3A_CREDENTIALS = {"access.key": "key", "secret.key": "secret", "session.token": "token"}
+
+
+def s3a_storage_options(path: str, options: Mapping[str, str]) -> dict[str, Any]:
+    """``options`` with Hadoop's S3A settings (``fs.s3a.*`` or ``spark.hadoop.fs.s3a.*``, as read
+    options) turned into the s3fs options they mean, so a table Spark reads through ``s3a://`` is
+    planned from the same endpoint with the same credentials. Explicit s3fs options (``key``,
+    ``endpoint_url``, ``client_kwargs``...) win. Per-bucket settings
+    (``fs.s3a.bucket.<bucket>.<key>``) override the global ones for that bucket; other ``fs.s3a.*``
+    keys are dropped (they are not fsspec options). s3fs's listing cache is off unless asked for:
+    the planner lives long and must see the commits other processes make.
+    """
+    s3a: dict[str, str] = {}
+    bucket_s3a: dict[str, str] = {}
+    out: dict[str, Any] = {}
+    scheme, _, rest = path.partition("://")
+    bucket = rest.split("/", 1)[0] if rest else ""
+    for k, v in options.items():
+        prefix = next((p for p in _S3A_PREFIXES if k.startswith(p)), None)
+        if prefix is None:
+            out[k] = v
+            continue
+        name = k[len(prefix) :]
+        if name.startswith("bucket."):
+            if bucket and name.startswith(f"bucket.{bucket}."):
+                bucket_s3a[name[len(f"bucket.{bucket}.") :]] = v
+        elif prefix == "fs.s3a." or name not in s3a:  # a read option beats the session's conf
+            s3a[name] = v
+    s3a.update(bucket_s3a)
+    if scheme.lower() not in ("s3", "s3a", "s3n"):
+        return out
+    out.setdefault("use_listings_cache", False)
+    derived: dict[str, Any] = {}
+    for name, key in _S3A_CREDENTIALS.items():
+        if s3a.get(name):
+            derived[key] = s3a[name]
+    ssl = s3a.get("connection.ssl.enabled", "true").strip().lower() != "false"
+    client: dict[str, Any] = {}
+    endpoint = s3a.get("endpoint", "").strip()
+    if endpoint:
+        scheme_of = "https" if ssl else "http"
+        client["endpoint_url"] = endpoint if "://" in endpoint else f"{scheme_of}://{endpoint}"
+    if s3a.get("endpoint.region"):
+        client["region_name"] = s3a["endpoint.region"].strip()
+    if client:
+        derived["client_kwargs"] = client
+    if not ssl:
+        derived["use_ssl"] = False
+    if s3a.get("path.style.access", "").strip().lower() == "true":
+        derived["config_kwargs"] = {"s3": {"addressing_style": "path"}}
+    if "AnonymousAWSCredentialsProvider" in s3a.get("aws.credentials.provider", ""):
+        derived["anon"] = True
+    for key, value in derived.items():
+        if key not in out:
+            out[key] = value
+        elif isinstance(value, dict) and isinstance(out[key], dict):
+            out[key] = {**value, **out[key]}
+    return out
 
 
 def slices_to_arrow(table: Any, slices: Any) -> pa.Table:

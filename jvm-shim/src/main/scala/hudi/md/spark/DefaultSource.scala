@@ -13,6 +13,11 @@ import org.apache.spark.sql.types.StructType
  * The file listing comes from the Python planner (`python -m hudi_md.spark.planner`, see
  * [[PlannerClient]]); Spark's own Parquet reader reads the base files ([[HudiMdFileFormat]]), and
  * file slices with log files (MOR snapshot reads) are merged by the planner process on the executor.
+ *
+ * Query types (`hoodie.datasource.query.type`): `snapshot` (default; `as.of.instant` for time
+ * travel), `read_optimized` (base files only) and `incremental` (`hoodie.datasource.read.begin.instanttime`
+ * required and exclusive, `hoodie.datasource.read.end.instanttime` optional and inclusive: the
+ * latest version of the records written by the commits in that range, see [[Incremental]]).
  */
 class DefaultSource extends RelationProvider with SchemaRelationProvider with DataSourceRegister {
 
@@ -52,19 +57,17 @@ class DefaultSource extends RelationProvider with SchemaRelationProvider with Da
       case ci: CaseInsensitiveMap[String @unchecked] => ci.originalMap
       case m                                          => m
     }
-    val plannerOptions = original.filter { case (k, _) =>
+    val requestedOptions = Incremental.canonical(original.filter { case (k, _) =>
       !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths") && !k.equalsIgnoreCase("basePath")
-    }
-    val queryType = plannerOptions.collectFirst {
-      case (k, v) if k.equalsIgnoreCase(HudiMdFileIndex.QueryTypeKey) => v.trim.toLowerCase(java.util.Locale.ROOT)
-    }
-    if (queryType.contains("incremental")) {
-      throw new UnsupportedOperationException(
-        s"hudi-md: incremental queries (${HudiMdFileIndex.QueryTypeKey}=incremental) on $path are not " +
-          "supported through the `hudi-md` Spark format yet; use snapshot or read_optimized")
-    }
+    })
     val settings = PlannerSettings.fromConf(sqlContext.sparkContext.getConf)
-    val index = new HudiMdFileIndex(path, plannerOptions, settings)
+    // The incremental range is checked and fixed once, here: the DataFrame's plan and every
+    // executor's reads then agree on the commits in range (and a bad begin fails at load()).
+    val incremental =
+      if (Incremental.isIncremental(requestedOptions)) Some(Incremental.range(path, requestedOptions, settings))
+      else None
+    val plannerOptions = incremental.fold(requestedOptions)(Incremental.pinned(requestedOptions, _))
+    val index = new HudiMdFileIndex(path, plannerOptions, settings, incremental)
     val partitionSchema = index.partitionSchema
     val resolver = org.apache.spark.sql.internal.SQLConf.get.resolver
     val dataSchema = userSchema match {
@@ -73,7 +76,7 @@ class DefaultSource extends RelationProvider with SchemaRelationProvider with Da
         StructType(s.fields.filterNot(f => partitionSchema.fieldNames.exists(p => resolver(p, f.name))))
       case _ => index.dataSchema
     }
-    val format = new HudiMdFileFormat(index.tablePath, plannerOptions)
+    val format = new HudiMdFileFormat(index.tablePath, plannerOptions, incremental)
     HadoopFsRelation(index, partitionSchema, dataSchema, None, format, parameters)(session)
   }
 }

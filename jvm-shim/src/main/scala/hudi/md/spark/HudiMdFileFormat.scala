@@ -25,8 +25,19 @@ import org.apache.spark.sql.types.StructType
  *
  * Slice files are never split ([[isSplitable]]) and never opened by Spark: the scan only uses the
  * listing's length and modification time.
+ *
+ * For an incremental query (`incremental` set) base-file rows outside the commit range are dropped
+ * here ([[Incremental.rowFilter]]); the planner process drops those of merged slices.
  */
-class HudiMdFileFormat(val tablePath: String, val plannerOptions: Map[String, String]) extends ParquetFileFormat {
+class HudiMdFileFormat(
+    val tablePath: String,
+    val plannerOptions: Map[String, String],
+    val incremental: Option[IncrementalRange] = None)
+    extends ParquetFileFormat {
+
+  /** Rows for incremental queries: their base-file rows are filtered one by one (a batch cannot drop rows). */
+  override def supportBatch(sparkSession: SparkSession, schema: StructType): Boolean =
+    incremental.isEmpty && super.supportBatch(sparkSession, schema)
 
   override def isSplitable(sparkSession: SparkSession, options: Map[String, String], path: Path): Boolean =
     !HudiMdFileFormat.isSlicePath(path) && super.isSplitable(sparkSession, options, path)
@@ -48,9 +59,18 @@ class HudiMdFileFormat(val tablePath: String, val plannerOptions: Map[String, St
       filters: Seq[Filter],
       options: Map[String, String],
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
-    val parquet = super.buildReaderWithPartitionValues(
-      sparkSession, dataSchema, partitionSchema, requiredSchema, filters, options, hadoopConf)
     val returningBatch = options.get(FileFormat.OPTION_RETURNING_BATCH).exists(_.trim.equalsIgnoreCase("true"))
+    def parquetReader(required: StructType, pushed: Seq[Filter]): PartitionedFile => Iterator[InternalRow] =
+      super.buildReaderWithPartitionValues(
+        sparkSession, dataSchema, partitionSchema, required, pushed, options, hadoopConf)
+    val parquet = incremental match {
+      case None => parquetReader(requiredSchema, filters)
+      case Some(range) =>
+        if (returningBatch) {
+          throw new IllegalStateException(s"hudi-md: batch scan of an incremental query on $tablePath")
+        }
+        Incremental.rowFilter(range, requiredSchema, partitionSchema, filters, parquetReader)
+    }
     val slices = new SliceReader(tablePath, plannerOptions, dataSchema, partitionSchema, requiredSchema, returningBatch)
     (file: PartitionedFile) =>
       file.otherConstantMetadataColumnValues.get(HudiMdFileFormat.SliceKey) match {
@@ -66,11 +86,12 @@ class HudiMdFileFormat(val tablePath: String, val plannerOptions: Map[String, St
   override def toString: String = "HudiMdParquet"
 
   override def equals(other: Any): Boolean = other match {
-    case f: HudiMdFileFormat => f.tablePath == tablePath && f.plannerOptions == plannerOptions
-    case _                   => false
+    case f: HudiMdFileFormat =>
+      f.tablePath == tablePath && f.plannerOptions == plannerOptions && f.incremental == incremental
+    case _ => false
   }
 
-  override def hashCode(): Int = (getClass.getName, tablePath, plannerOptions).hashCode()
+  override def hashCode(): Int = (getClass.getName, tablePath, plannerOptions, incremental).hashCode()
 }
 
 object HudiMdFileFormat {

@@ -44,12 +44,14 @@ private[spark] case class PlanResult(counters: ObjectNode, latestInstant: String
  *
  * A slice without log files (or any slice, for `read_optimized`) is its base file, read by Spark's
  * Parquet reader. A slice with log files (MOR snapshot) is one synthetic file carrying the slice
- * description, merged on the executor ([[HudiMdFileFormat]]).
+ * description, merged on the executor ([[HudiMdFileFormat]]). An incremental query (`incremental`)
+ * lists only the slices of file groups its commits wrote; the rows are filtered when read.
  */
 class HudiMdFileIndex(
     val tablePath: String,
     val options: Map[String, String],
-    settings: PlannerSettings)
+    settings: PlannerSettings,
+    incremental: Option[IncrementalRange] = None)
     extends FileIndex {
 
   import HudiMdFileIndex._
@@ -158,6 +160,11 @@ class HudiMdFileIndex(
 
   private def planFor(filters: ObjectNode): PlanResult = synchronized {
     val key = filters.toString
+    if (incremental.exists(_.commitTimes.isEmpty)) {
+      // No commit in range: nothing to list, and nothing a later commit may add to this query.
+      val counters = PlannerClient.mapper.createObjectNode().put("commits_in_range", 0).put("file_slices", 0)
+      return PlanResult(counters, incremental.flatMap(_.latest).orNull, IndexedSeq.empty)
+    }
     Option(plans.get(key)).getOrElse {
       val req = request("plan")
       if (filters.path("op").asText() == "true") req.putNull("filters") else req.set[JsonNode]("filters", filters)
@@ -194,7 +201,8 @@ class HudiMdFileIndex(
     plans.clear()
   }
 
-  override def toString: String = s"HudiMdFileIndex($tablePath)"
+  override def toString: String =
+    s"HudiMdFileIndex($tablePath${incremental.fold("")(r => s", $r")})"
 
   private def request(op: String): ObjectNode = {
     val req = PlannerClient.mapper.createObjectNode()

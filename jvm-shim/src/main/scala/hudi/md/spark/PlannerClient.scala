@@ -31,8 +31,13 @@ object PlannerSettings {
       .getOrElse(fromConf(new org.apache.spark.SparkConf(false)))
 }
 
-/** The planner refused or failed a request (`error_type: message` from Python), or could not run. */
-class HudiMdPlannerException(message: String, cause: Throwable = null) extends RuntimeException(message, cause)
+/**
+ * The planner refused or failed a request (`error_type: message` from Python), or could not run.
+ * `errorType` is the Python error's class name (e.g. `InvalidOptionError`), null when the process
+ * itself failed, so callers can turn a refused option into the JVM's `IllegalArgumentException`.
+ */
+class HudiMdPlannerException(message: String, cause: Throwable = null, val errorType: String = null)
+    extends RuntimeException(message, cause)
 
 /**
  * One long-lived `python -m hudi_md.spark.planner` process per JVM (DESIGN.md, "Planner
@@ -93,7 +98,7 @@ object PlannerClient {
       if (!header.path("ok").asBoolean(false)) {
         val errorType = header.path("error_type").asText("PlannerError")
         val message = header.path("message").asText("(no message)")
-        throw new HudiMdPlannerException(s"$errorType: $message")
+        throw new HudiMdPlannerException(s"$errorType: $message", null, errorType)
       }
       (header, body)
     }
