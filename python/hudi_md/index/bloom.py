@@ -451,20 +451,16 @@ class BloomFilter:
             offsets = pa.array([rows[i] * nbytes * 8 for i in idx], pa.int64())
             for pos in _positions_vectorised(keys, self.num_hashes, self.vector_size):
                 chunks.append(pc.add(pos, offsets))
-        positions = pc.unique(pa.chunked_array(chunks))
-        # OR bits into bytes: distinct bits of one byte sum to their OR.
-        grouped = (
-            pa.table(
-                {
-                    "byte": pc.shift_right(positions, 3),
-                    "mask": pc.shift_left(pa.scalar(1, pa.int64()), pc.bit_wise_and(positions, 7)),
-                }
-            )
-            .group_by("byte")
-            .aggregate([("mask", "sum")])
+        import numpy as np
+
+        positions = pa.chunked_array(chunks).to_numpy()
+        # OR every bit into its byte in place (the array is a view of the bytearray; `.at` applies
+        # repeated indexes one by one, so bits of one byte accumulate).
+        np.bitwise_or.at(
+            np.frombuffer(bits, dtype=np.uint8),
+            positions >> 3,
+            np.left_shift(1, positions & 7).astype(np.uint8),
         )
-        for b, m in zip(grouped["byte"].to_pylist(), grouped["mask_sum"].to_pylist(), strict=True):
-            bits[b] |= m
 
 
 def _read_header(raw: bytes, pos: int) -> tuple[int, int, int, int]:
