@@ -122,32 +122,13 @@ class TableScan:
 
     def incremental(self, start: str | None, end: str | None) -> pa.Table:
         """Rows whose ``_hoodie_commit_time`` lies in ``(start, end]`` as of ``end``."""
-        timeline = self.table.timeline
-        if timeline.write_timeline().last() is None:
+        if self.table.timeline.write_timeline().last() is None:
             return self._empty()
-        if start is not None and end is not None and end < start:
-            raise InvalidOptionError(f"incremental end {end} is before start {start}")
         schema = self._schema()
         self._check_columns(schema)
-        if schema.get_field_index(COMMIT_TIME_COLUMN) < 0:
-            raise InvalidOptionError(
-                f"{self.table.uri}: incremental queries need the {COMMIT_TIME_COLUMN} meta column "
-                "(hoodie.populate.meta.fields=false)"
-            )
-        in_range = [i for i in timeline.write_timeline().between(start, end)]
-        if not in_range:
+        slices, times = self.incremental_plan(start, end)
+        if not times:
             return self._project(schema.empty_table())
-        touched: set[tuple[str, str]] = set()
-        for instant in in_range:
-            meta = timeline.metadata(instant)
-            for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
-                for stat in stats or ():
-                    if stat.get("fileId"):
-                        touched.add((partition or "", stat["fileId"]))
-        times = [i.requested_time for i in in_range]
-        # Indexes describe the latest state, not `end`: plan this range without them.
-        plan = plan_scan(self.table, self.filters, as_of=end, use_indexes=False)
-        slices = [s for s in plan.slices if (s.partition_path, s.file_id) in touched]
         saved = self.columns
         if saved is not None and COMMIT_TIME_COLUMN not in saved:
             self.columns = [*saved, COMMIT_TIME_COLUMN]
@@ -156,8 +137,39 @@ class TableScan:
         finally:
             self.columns = saved
         mask = pc.is_in(rows.column(COMMIT_TIME_COLUMN), value_set=pa.array(times, pa.string()))
-        rows = rows.filter(mask)
-        return self._project(rows)
+        return self._project(rows.filter(mask))
+
+    def incremental_plan(self, start: str | None, end: str | None) -> tuple[list[FileSlice], list[str]]:
+        """What an incremental query over ``(start, end]`` reads: the latest slices as of ``end`` of
+        the file groups the range's commits wrote (after this scan's filters), and those commits'
+        instant times (a row belongs to the query when its ``_hoodie_commit_time`` is one)."""
+        timeline = self.table.timeline
+        if start is not None and end is not None and end < start:
+            raise InvalidOptionError(f"incremental end {end} is before start {start}")
+        schema = self._schema()
+        if schema.get_field_index(COMMIT_TIME_COLUMN) < 0:
+            raise InvalidOptionError(
+                f"{self.table.uri}: incremental queries need the {COMMIT_TIME_COLUMN} meta column "
+                "(hoodie.populate.meta.fields=false)"
+            )
+        in_range = list(timeline.write_timeline().between(start, end))
+        if not in_range:
+            return [], []
+        touched: set[tuple[str, str]] = set()
+        for instant in in_range:
+            meta = timeline.metadata(instant)
+            for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
+                for stat in stats or ():
+                    if stat.get("fileId"):
+                        touched.add((partition or "", stat["fileId"]))
+        # Indexes describe the latest state, not `end`: plan this range without them.
+        plan = plan_scan(self.table, self.filters, as_of=end, use_indexes=False)
+        slices = [s for s in plan.slices if (s.partition_path, s.file_id) in touched]
+        return slices, [i.requested_time for i in in_range]
+
+    def read_slices(self, slices: Sequence[FileSlice], as_of: str | None) -> pa.Table:
+        """The merged rows of ``slices`` as of ``as_of`` with this scan's columns and filters."""
+        return self._read_slices(slices, self._schema(), as_of)
 
     # --- small pieces ------------------------------------------------------------------------------
 

@@ -150,8 +150,7 @@ class Planner:
             )
         if query_type == "incremental":
             rng = incremental_range(table, options)
-            scan = _IncrementalPlan(table, filters=expr)
-            slices = scan.plan(rng)
+            slices, _ = TableScan(table, filters=expr).incremental_plan(rng.begin, rng.end)
             counters = {"commits_in_range": len(rng.commit_times), "file_slices": len(slices)}
         else:
             as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
@@ -290,21 +289,6 @@ def _instant_option(table: Any, key: str, raw: str) -> str:
     return resolved
 
 
-class _IncrementalPlan(TableScan):
-    """``TableScan.incremental`` without the reading: the slices it would read (those of the file
-    groups the range's commits wrote, planned as of the end with the query's filters), so the
-    Spark source reads exactly what the Python reader reads."""
-
-    def plan(self, rng: IncrementalRange) -> list[FileSlice]:
-        self._planned: list[FileSlice] = []
-        self.incremental(rng.begin, rng.end)
-        return self._planned
-
-    def _read_slices(self, slices: Sequence[FileSlice], schema: pa.Schema, as_of: str | None) -> pa.Table:
-        self._planned = list(slices)
-        return schema.empty_table()
-
-
 def _read_incremental_slice(
     table: Any, fs: FileSlice, rng: IncrementalRange, columns: Sequence[str] | None
 ) -> pa.Table:
@@ -312,7 +296,7 @@ def _read_incremental_slice(
     the end), then only the rows of the range's commits, projected to ``columns``."""
     wanted = list(columns) if columns else None
     needed = wanted if wanted is None or COMMIT_TIME_COLUMN in wanted else [*wanted, COMMIT_TIME_COLUMN]
-    rows = TableScan(table, columns=needed)._read_slices([fs], table.schema, rng.end)
+    rows = TableScan(table, columns=needed).read_slices([fs], rng.end)
     times = pa.array(rng.commit_times, pa.string())
     rows = rows.filter(pc.is_in(rows.column(COMMIT_TIME_COLUMN), value_set=times))
     return rows if wanted is None else rows.select(wanted)
