@@ -83,17 +83,28 @@ def test_spark_insert_upsert_delete(spark, table_type: str, tmp_path: Path) -> N
     _check(spark, path2, expected2, table_type)
 
 
-def test_spark_insert_overwrite(spark, tmp_path: Path) -> None:
+@pytest.mark.parametrize("record_index", ["false", "true"])
+def test_spark_insert_overwrite(spark, tmp_path: Path, record_index: str) -> None:
     path = tmp_path / "t"
-    opts = _opts("COPY_ON_WRITE")
+    opts = _opts("COPY_ON_WRITE", **{"hoodie.metadata.record.index.enable": record_index})
     rows = [(f"k{i}", ["sf", "nyc"][i % 2], i, float(i)) for i in range(10)]
     hudi_md.write(spark.createDataFrame(rows, SCHEMA), str(path), operation="insert", options=opts)
     hudi_md.write(
-        spark.createDataFrame([("z1", "sf", 1, 1.0)], SCHEMA),
+        spark.createDataFrame([("z1", "sf", 1, 1.0), ("k2", "sf", 7, 7.0)], SCHEMA),
         str(path),
         operation="insert_overwrite",
         options=opts,
     )
     expected = {r[0]: (r[2], r[3]) for r in rows if r[1] == "nyc"}
-    expected["z1"] = (1, 1.0)
+    expected.update({"z1": (1, 1.0), "k2": (7, 7.0)})
+    # the record index drops the replaced keys (k0, k4, ...) and keeps k2 at its new file group
+    _check(spark, path, expected, "COPY_ON_WRITE")
+    # an upsert of replaced keys inserts them anew instead of writing into a replaced group
+    hudi_md.write(
+        spark.createDataFrame([("k0", "sf", 9, 9.0), ("k2", "sf", 8, 8.0)], SCHEMA),
+        str(path),
+        operation="upsert",
+        options=opts,
+    )
+    expected.update({"k0": (9, 9.0), "k2": (8, 8.0)})
     _check(spark, path, expected, "COPY_ON_WRITE")

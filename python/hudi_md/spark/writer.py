@@ -269,7 +269,21 @@ def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, 
         results = [TaskResult.from_json(r[0], types) for r in results_df.collect()] if tasks else []
         keyed.unpersist()
         assigned.unpersist()
-        commit = writer.finish_commit(cfg, config, pending, operation, results, avro_schema, replaced)
+        replaced_keys = None
+        if replaced and K_RECORD_INDEX in config.metadata_partitions:
+            # The record-index deletes of the replaced groups' keys: read on the executors.
+            groups = [(p, fid) for p, fids in replaced.items() for fid in fids]
+            replaced_keys = [
+                r[0]
+                for r in df.sparkSession.createDataFrame(groups, "p string, f string")
+                .repartition(max(1, len(groups)))
+                .mapInArrow(_read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string")
+                .select("_k")
+                .collect()
+            ]
+        commit = writer.finish_commit(
+            cfg, config, pending, operation, results, avro_schema, replaced, replaced_keys
+        )
     writer._inline_services(cfg)
     return commit.instant
 

@@ -46,12 +46,14 @@ def mdt_records_for_commit(
     *,
     before: Any | None = None,
     replaced: Mapping[str, Sequence[str]] | None = None,
+    replaced_keys: Iterable[str] | None = None,
 ) -> list[MdtRecord]:
     """The MDT records of a data commit, for the MDT partitions in ``available``.
 
     ``before`` is the data table (:class:`hudi_md.api.Table`) opened before the commit completes;
     without it partition stats can only be merged from this commit's files (not tight) and the
-    record-index entries of ``replaced`` file groups are left alone.
+    record-index entries of ``replaced`` file groups are left alone. ``replaced_keys`` are the
+    keys of the replaced groups when the caller read them already (else they are read here).
     """
     available = set(available)
     replaced = replaced or {}
@@ -76,7 +78,8 @@ def mdt_records_for_commit(
         # Deletes first: a key written again by this commit keeps its new location (later records
         # of a key win within one MDT deltacommit).
         if before is not None and replaced:
-            records.extend(record_index_delete(k) for k in sorted(_keys_of_replaced(before, replaced)))
+            keys = set(replaced_keys) if replaced_keys is not None else _keys_of_replaced(before, replaced)
+            records.extend(record_index_delete(k) for k in sorted(keys))
         for r in results:
             p = r.write_stat["partitionPath"]
             records.extend(record_index_records(r.inserted_keys, p, r.write_stat["fileId"], instant))

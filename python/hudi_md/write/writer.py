@@ -474,8 +474,13 @@ class HudiWriter:
         results: Sequence[TaskResult],
         avro_schema: str,
         replaced: Mapping[str, list[str]],
+        replaced_keys: Iterable[str] | None = None,
     ) -> CommitResult:
-        """Steps 4-6: MDT deltacommit from the write statistics, then complete the instant."""
+        """Steps 4-6: MDT deltacommit from the write statistics, then complete the instant.
+
+        ``replaced_keys``: the record keys of the ``replaced`` file groups when the caller has read
+        them already (the Spark writer does, on the executors); otherwise they are read here.
+        """
         from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
 
         self._check("after_data_files")
@@ -490,7 +495,7 @@ class HudiWriter:
             partition_to_replace_file_ids=dict(replaced) if overwrite else None,
         )
         if config.metadata_partitions:
-            self._write_mdt(config, pending.instant, results, avro_schema, replaced)
+            self._write_mdt(config, pending.instant, results, avro_schema, replaced, replaced_keys)
             if K.COLUMN_STATS in config.metadata_partitions:
                 from hudi_md.metadata.lifecycle import fill_index_source_fields
 
@@ -751,16 +756,22 @@ class HudiWriter:
         results: Sequence[TaskResult],
         avro_schema: str,
         replaced: Mapping[str, list[str]],
+        replaced_keys: Iterable[str] | None = None,
     ) -> None:
+        from hudi_md.api import Table
         from hudi_md.metadata.writer import MetadataTableWriter
         from hudi_md.read.records import avro_schema_to_arrow
 
         available = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
         types = {f.name: f.type for f in avro_schema_to_arrow(avro_schema)}
-        from hudi_md.api import Table
-
         records = mdt_records_for_commit(
-            instant, results, available, types, before=Table(self.storage, {}), replaced=replaced
+            instant,
+            results,
+            available,
+            types,
+            before=Table(self.storage, {}),
+            replaced=replaced,
+            replaced_keys=replaced_keys,
         )
         MetadataTableWriter(self.storage, config, self.options).write_records(
             instant, records, partitions=sorted(available)
