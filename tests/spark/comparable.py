@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -68,3 +70,19 @@ def spark_rows(df: Any) -> list[dict]:
         cols.append(c)
     rows = [_norm(r.asDict(recursive=True)) for r in df.select(*cols).collect()]
     return sorted(rows, key=_sort_key)
+
+
+@contextmanager
+def conf(spark: Any, **settings: str) -> Iterator[None]:
+    """Spark SQL settings for the duration of a block, restored afterwards."""
+    old = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)

@@ -14,8 +14,6 @@ upserts and deletes), a range fixed when the DataFrame is created, and the error
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ import hudi
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from comparable import arrow_rows, spark_rows
+from comparable import arrow_rows, conf, spark_rows
 
 import hudi_md
 from hudi_md.spark.session import last_plan_counters
@@ -83,21 +81,6 @@ def hudi_rs_incremental(path: str, begin: str) -> pa.Table:
 
 def files_read(df: Any) -> set[str]:
     return {Path(f.removeprefix("file:")).name for f in df.inputFiles()}
-
-
-@contextmanager
-def conf(spark: Any, **settings: str) -> Iterator[None]:
-    old = {k: spark.conf.get(k, None) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
 
 
 # --- fixture tables ----------------------------------------------------------------------------------

@@ -12,14 +12,12 @@ from __future__ import annotations
 import datetime
 import decimal
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import hudi
 import pyarrow as pa
 import pytest
-from comparable import arrow_rows, spark_rows
+from comparable import arrow_rows, conf, spark_rows
 
 import hudi_md
 from hudi_md.spark.session import last_plan_counters
@@ -45,21 +43,6 @@ def load(spark: Any, path: str, **options: str) -> Any:
 def slices_with_logs(path: str, as_of: str | None = None) -> int:
     slices = hudi_md.open_table(path).file_slices(as_of=as_of)
     return sum(1 for logs in slices.column("log_files").to_pylist() if logs)
-
-
-@contextmanager
-def conf(spark: Any, **settings: str) -> Iterator[None]:
-    old = {k: spark.conf.get(k, None) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
 
 
 # --- whole tables ------------------------------------------------------------------------------------

@@ -230,25 +230,12 @@ def _records_for(
                         )
         return out
     if mdt_partition == K.RECORD_INDEX:
-        from hudi_md.read.merge import MergeSpec
-        from hudi_md.read.slice_reader import instant_validator, read_file_slice
+        from hudi_md.read.slice_reader import RecordKeyReader
 
-        merge = MergeSpec.from_config(table.config)
-        valid = instant_validator(table.timeline)
+        reader = RecordKeyReader(table)
         for s in slices:
-            keys = read_file_slice(
-                storage,
-                s,
-                schema=table.schema,
-                merge=merge,
-                is_valid_instant=valid,
-                columns=["_hoodie_record_key"],
-            )
-            out.extend(
-                record_index_records(
-                    keys.column("_hoodie_record_key").to_pylist(), s.partition_path, s.file_id, s.base_instant
-                )
-            )
+            keys = reader.keys(s).to_pylist()
+            out.extend(record_index_records(keys, s.partition_path, s.file_id, s.base_instant))
         return out
     raise ValueError(f"hudi-md cannot build MDT partition {mdt_partition!r}")
 

@@ -93,25 +93,15 @@ def _record_index_differences(table: Table) -> list[Difference]:
     """Every key of the latest slices is in the record index at (one of) its file groups, and the
     index holds no other key."""
     from hudi_md.metadata import keys as K
-    from hudi_md.read.merge import MergeSpec
-    from hudi_md.read.slice_reader import instant_validator, read_file_slice
+    from hudi_md.read.slice_reader import RecordKeyReader
 
     mdt = table.metadata_table
     if K.RECORD_INDEX not in mdt.available_partitions or "_hoodie_record_key" not in table.schema.names:
         return []
-    merge = MergeSpec.from_config(table.config)
-    valid = instant_validator(table.timeline)
+    reader = RecordKeyReader(table)
     where: dict[str, set[tuple[str, str]]] = {}
     for s in table.file_system_view().latest_file_slices(table.partitions()):
-        got = read_file_slice(
-            table.storage,
-            s,
-            schema=table.schema,
-            merge=merge,
-            is_valid_instant=valid,
-            columns=["_hoodie_record_key"],
-        )
-        for k in got.column("_hoodie_record_key").to_pylist():
+        for k in reader.keys(s).to_pylist():
             where.setdefault(k, set()).add((s.partition_path, s.file_id))
     indexed = mdt.read_records(K.RECORD_INDEX)
     locations = mdt.record_index(list(where))

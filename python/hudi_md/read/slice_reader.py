@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -271,3 +272,27 @@ def read_file_slice(
     if filter is not None:
         merged = merged.filter(filter)
     return align_to_schema(merged, output)
+
+
+RECORD_KEY = "_hoodie_record_key"
+
+
+class RecordKeyReader:
+    """The live record keys of file slices of one table (base file merged with its valid log
+    blocks, deletes applied): what tagging, the record index and its checks need."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self._merge = MergeSpec.from_config(table.config)
+        self._valid = instant_validator(table.timeline)
+
+    def keys(self, file_slice: FileSlice) -> pa.Array:
+        rows = read_file_slice(
+            self.table.storage,
+            file_slice,
+            schema=self.table.schema,
+            merge=self._merge,
+            is_valid_instant=self._valid,
+            columns=[RECORD_KEY],
+        )
+        return rows.column(RECORD_KEY).combine_chunks()

@@ -72,31 +72,22 @@ def _read_keys(uri: str, storage_options: dict[str, Any]):
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import hudi_md
-        from hudi_md.read.merge import MergeSpec
-        from hudi_md.read.slice_reader import instant_validator, read_file_slice
+        from hudi_md.read.slice_reader import RecordKeyReader
 
         table = hudi_md.open_table(uri, storage_options)
         view = table.file_system_view()
-        merge = MergeSpec.from_config(table.config)
-        valid = instant_validator(table.timeline)
+        reader = RecordKeyReader(table)
         for b in batches:
             for p, fid in zip(b.column(0).to_pylist(), b.column(1).to_pylist(), strict=True):
                 for s in view.latest_file_slices([p]):
                     if s.file_id != fid:
                         continue
-                    keys = read_file_slice(
-                        table.storage,
-                        s,
-                        schema=table.schema,
-                        merge=merge,
-                        is_valid_instant=valid,
-                        columns=[KEY],
-                    ).column(KEY)
+                    keys = reader.keys(s)
                     n = len(keys)
                     yield pa.RecordBatch.from_arrays(
                         [
                             pa.array([p] * n, pa.string()),
-                            keys.combine_chunks(),
+                            keys,
                             pa.array([fid] * n, pa.string()),
                         ],
                         ["_p", "_k", FID_COLUMN],

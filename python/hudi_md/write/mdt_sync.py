@@ -154,25 +154,14 @@ def _other_live_files(
 
 
 def _keys_of_replaced(before: Any, replaced: Mapping[str, Sequence[str]]) -> set[str]:
-    from hudi_md.read.merge import MergeSpec
-    from hudi_md.read.slice_reader import instant_validator, read_file_slice
+    from hudi_md.read.slice_reader import RecordKeyReader
 
     wanted = {(p, fid) for p, fids in replaced.items() for fid in fids}
-    merge = MergeSpec.from_config(before.config)
-    valid = instant_validator(before.timeline)
+    reader = RecordKeyReader(before)
     keys: set[str] = set()
     for s in before.file_system_view().latest_file_slices(sorted(replaced)):
-        if (s.partition_path, s.file_id) not in wanted:
-            continue
-        got = read_file_slice(
-            before.storage,
-            s,
-            schema=before.schema,
-            merge=merge,
-            is_valid_instant=valid,
-            columns=["_hoodie_record_key"],
-        )
-        keys.update(got.column("_hoodie_record_key").to_pylist())
+        if (s.partition_path, s.file_id) in wanted:
+            keys.update(reader.keys(s).to_pylist())
     return keys
 
 

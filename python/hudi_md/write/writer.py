@@ -588,12 +588,9 @@ class HudiWriter:
                     )
             return out
         # Without a record index, read the keys of the affected partitions' latest slices.
-        from hudi_md.read.merge import MergeSpec
-        from hudi_md.read.slice_reader import instant_validator, read_file_slice
+        from hudi_md.read.slice_reader import RecordKeyReader
 
-        schema = table.schema
-        merge = MergeSpec.from_config(table.config)
-        valid = instant_validator(table.timeline)
+        reader = RecordKeyReader(table)
         wanted: dict[str, set[str]] = defaultdict(set)
         key_list = keys.to_pylist()
         part_list = key_partitions.to_pylist() if key_partitions is not None else [None] * len(key_list)
@@ -608,15 +605,7 @@ class HudiWriter:
             if not wanted[p] or not self._may_hold_any(s, wanted[p]):
                 continue
             self.tagging_stats["slices_read"] += 1
-            got = read_file_slice(
-                self.storage,
-                s,
-                schema=schema,
-                merge=merge,
-                is_valid_instant=valid,
-                columns=["_hoodie_record_key"],
-            )
-            for k in got.column("_hoodie_record_key").to_pylist():
+            for k in reader.keys(s).to_pylist():
                 if k in wanted[p]:
                     out[(p, k)] = (fid, s.base_instant)
         return out
