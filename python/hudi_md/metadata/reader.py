@@ -187,15 +187,25 @@ class MetadataTable:
 
     def _read_slice(self, file_slice: FileSlice, sel: _Selection) -> dict[str, Record | None]:
         result: dict[str, Record | None] = {}
+        # Record-index entries of one file group and commit share their value bytes (the key is
+        # not part of the value) and merge by replacement: decode each distinct value once.
+        shared: dict[bytes, Record] | None = {} if file_slice.partition_path == K.RECORD_INDEX else None
 
         def apply(reader: HFileReader, schema: str | None, where: str) -> None:
             if schema is None:
                 raise MetadataTableError(f"{where}: MDT HFile has no Avro schema in its file info")
             for key_bytes, value in sel.scan(reader):
                 key = key_bytes.decode("utf-8")
-                raw = decode_schemaless(value, schema, return_record_name=True)
-                record = normalize(raw)
-                record["key"] = key
+                if shared is not None:
+                    decoded = shared.get(value)
+                    if decoded is None:
+                        decoded = shared[value] = normalize(
+                            decode_schemaless(value, schema, return_record_name=True)
+                        )
+                    record = {**decoded, "key": key}
+                else:
+                    record = normalize(decode_schemaless(value, schema, return_record_name=True))
+                    record["key"] = key
                 result[key] = merge(result.get(key), record)
 
         if file_slice.base_file is not None:
@@ -331,13 +341,17 @@ class MetadataTable:
     def record_index(self, record_keys: Iterable[str]) -> dict[str, RecordLocation]:
         records = self.read_records(K.RECORD_INDEX, keys=list(record_keys))
         out = {}
+        file_ids: dict[int, str] = {}  # by the (shared) info record: one UUID decode per file group
         for key, rec in records.items():
             info = rec["recordIndexMetadata"]
             partition = info.get("partitionName") or ""
+            file_id = file_ids.get(id(info))
+            if file_id is None:
+                file_id = file_ids[id(info)] = record_index_file_id(info)
             out[key] = RecordLocation(
                 record_key=key,
                 partition_path="" if partition == K.NON_PARTITIONED_NAME else partition,
-                file_id=record_index_file_id(info),
+                file_id=file_id,
                 instant_time=info.get("instantTime"),
                 position=info.get("position"),
             )
