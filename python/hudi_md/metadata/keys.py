@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Sequence
 
 import xxhash
 
@@ -48,6 +49,27 @@ def file_group_index(key: str, num_file_groups: int) -> int:
     a = h if h == -(1 << 31) else abs(h)  # Java Math.abs overflows on MIN_VALUE
     r = a % num_file_groups if a >= 0 else -((-a) % num_file_groups)  # Java truncated remainder
     return abs(r)
+
+
+def file_group_indexes(keys: Sequence[str], num_file_groups: int) -> list[int]:
+    """:func:`file_group_index` of many keys at once (vectorised over UTF-16 code units: one
+    numpy step per character position instead of a Python loop per character)."""
+    import numpy as np
+
+    if num_file_groups <= 1 or not keys:
+        return [0] * len(keys)
+    encoded = [k.encode("utf-16-be") for k in keys]
+    lengths = np.fromiter((len(e) // 2 for e in encoded), dtype=np.int64, count=len(encoded))
+    units = np.frombuffer(b"".join(encoded), dtype=">u2").astype(np.uint32)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    h = np.zeros(len(keys), dtype=np.uint32)
+    for pos in range(int(lengths.max())):
+        idx = np.nonzero(lengths > pos)[0]
+        h[idx] = h[idx] * np.uint32(31) + units[starts[idx] + pos]  # uint32 wraps like Java int
+    signed = h.astype(np.int64)
+    signed[signed >= 1 << 31] -= 1 << 32
+    a = np.where(signed == -(1 << 31), signed, np.abs(signed))  # Java Math.abs(MIN_VALUE) < 0
+    return np.abs(np.fmod(a, num_file_groups)).tolist()  # fmod: Java's truncated remainder
 
 
 def partition_id(partition_path: str) -> str:

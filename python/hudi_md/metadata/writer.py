@@ -236,8 +236,9 @@ class MetadataTableWriter:
         for partition in sorted(set(partitions) | set(by_partition)):
             n = self.existing_file_group_count(partition) or self.file_group_count(partition)
             groups: dict[int, list[MdtRecord]] = defaultdict(list)
-            for key, r in by_partition.get(partition, {}).items():
-                groups[K.file_group_index(key, n)].append(r)
+            records_of = by_partition.get(partition, {})
+            for index, r in zip(K.file_group_indexes(list(records_of), n), records_of.values(), strict=True):
+                groups[index].append(r)
             for index, group in sorted(groups.items()):
                 group.sort(key=lambda r: r.key.encode("utf-8"))
                 fg = file_group_id(partition, index)
