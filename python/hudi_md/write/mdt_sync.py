@@ -113,11 +113,13 @@ def _partition_stats(
     mdt = before.metadata_table if before is not None else None
     tight = mdt is not None and column_stats_available and K.COLUMN_STATS in mdt.available_partitions
     if tight:
-        for p, names in _other_live_files(before, results, replaced).items():
-            if not names or p not in ranges:
-                continue
-            for stat in mdt.column_stats(columns=sorted(ranges[p]), partitions=[p]):
-                if stat.file_name in names and stat.column_name in types:
+        others = {p: names for p, names in _other_live_files(before, results, replaced).items() if names}
+        if others:
+            # one prefix scan for every partition and column of the commit
+            columns = sorted({c for p in others for c in ranges.get(p, {})})
+            for stat in mdt.column_stats(columns=columns, partitions=sorted(others)):
+                p = stat.partition_path
+                if stat.file_name in others[p] and stat.column_name in ranges.get(p, {}):
                     ranges[p][stat.column_name].append(_range_of(stat))
     out = []
     for p, cols in ranges.items():
