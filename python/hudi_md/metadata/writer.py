@@ -157,9 +157,9 @@ class MetadataTableWriter:
         from hudi_md.formats.hfile import HFileWriter
 
         writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ")
-        for r in records:
-            assert r.payload is not None
-            writer.append(r.key, r.encoded if r.encoded is not None else self._encode(r.payload))
+        writer.append_all(
+            (r.key, r.encoded if r.encoded is not None else self._encode(r.payload)) for r in records
+        )
         writer.add_file_info("schema", self._schema_json.encode("utf-8"))
         if base_file and records:
             from hudi_md.index.bloom import BloomFilter

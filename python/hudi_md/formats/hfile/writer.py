@@ -274,6 +274,57 @@ class HFileWriter:
         self._value_bytes += len(value)
         self._data_bytes += cell_size
 
+    def append_all(self, cells: Iterable[tuple[bytes | str, bytes]]) -> None:
+        """:meth:`append` for many cells (same checks, same bytes), without the per-call overhead:
+        the MDT writes a million record-index cells in one commit."""
+        self._check_open()
+        block_size = self._block_size
+        pack = _CELL_LENGTHS.pack
+        last = self._last_row
+        block = self._block
+        rows = values = data = entries = 0
+        for key, value in cells:
+            row = key.encode("utf-8") if isinstance(key, str) else _as_bytes(key, "an HFile key")
+            if not isinstance(value, bytes):
+                value = _as_bytes(value, "an HFile value")
+            n_row, n_value = len(row), len(value)
+            if not n_row:
+                raise InvalidOptionError("HFile keys must not be empty")
+            if n_row > _MAX_ROW_LENGTH:
+                raise InvalidOptionError(
+                    f"HFile key of {n_row} bytes exceeds the {_MAX_ROW_LENGTH}-byte row limit: "
+                    f"{row[:40]!r}..."
+                )
+            if n_value > _MAX_INT32 - _CELL_OVERHEAD - n_row:
+                raise InvalidOptionError(f"value of {n_value} bytes for key {row!r} is too large for a cell")
+            if last is not None and row <= last:
+                what = "duplicate key" if row == last else "out-of-order key"
+                raise InvalidOptionError(
+                    f"{what}: {row!r} after {last!r}; HFile keys must be strictly increasing"
+                )
+            cell_size = _CELL_OVERHEAD + n_row + n_value
+            if self._block_cells and len(block) + cell_size > block_size:
+                self._flush_data_block()
+                block = self._block
+            if not self._block_cells:
+                self._block_first_row = row
+            block += pack(n_row + 12, n_value, n_row)
+            block += row
+            block += _KEY_SUFFIX
+            block += value
+            block.append(0)
+            self._block_cells += 1
+            last = row
+            self._last_row = row
+            entries += 1
+            rows += n_row
+            values += n_value
+            data += cell_size
+        self._entries += entries
+        self._row_bytes += rows
+        self._value_bytes += values
+        self._data_bytes += data
+
     def add_file_info(self, key: str, value: bytes) -> None:
         """Add (or replace) a file-info entry, e.g. ``schema``, ``minRecordKey``, ``bloomFilterTypeCode``."""
         self._check_open()
@@ -434,8 +485,7 @@ def write_hfile(
     writer = HFileWriter(
         block_size=block_size, compression=compression, comparator=comparator, create_time_ms=create_time_ms
     )
-    for key, value in entries:
-        writer.append(key, value)
+    writer.append_all(entries)
     for name, value in (file_info or {}).items():
         writer.add_file_info(name, value)
     for name, data in (meta_blocks or {}).items():
