@@ -105,5 +105,14 @@ def test_s3_through_a_local_moto_server(table_path) -> None:
         assert table.uses_metadata_table
         listed = hudi_md.open_table("s3://bucket/t", {**opts, "hoodie.metadata.enable": "false"})
         assert _snapshot(listed) == expected
+        # A commit made by another writer (another filesystem object, as another process would
+        # have) is seen by the next open_table in this process: listings are not served from
+        # s3fs's per-instance cache, which fsspec shares between tables.
+        before = len(hudi_md.open_table("s3://bucket/t", opts).timeline.write_timeline())
+        other = s3fs.S3FileSystem(skip_instance_cache=True, **opts)
+        last = sorted(n for n in other.ls("bucket/t/.hoodie/timeline") if n.endswith(".deltacommit"))[-1]
+        later = "bucket/t/.hoodie/timeline/29991231235959000_29991231235959001.deltacommit"
+        other.pipe_file(later, other.cat_file(last))
+        assert len(hudi_md.open_table("s3://bucket/t", opts).timeline.write_timeline()) == before + 1
     finally:
         server.stop()

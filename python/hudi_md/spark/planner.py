@@ -352,7 +352,9 @@ def s3a_storage_options(path: str, options: Mapping[str, str]) -> dict[str, Any]
     ``endpoint_url``, ``client_kwargs``...) win. Per-bucket settings
     (``fs.s3a.bucket.<bucket>.<key>``) override the global ones for that bucket; other ``fs.s3a.*``
     keys are dropped (they are not fsspec options). s3fs's listing cache is off unless asked for:
-    the planner lives long and must see the commits other processes make.
+    the planner lives long and must see the commits other processes make; without it, s3fs's
+    ``max_concurrency`` is 1 by default, else each whole-file read costs a HEAD (for its size)
+    before the GET.
     """
     s3a: dict[str, str] = {}
     bucket_s3a: dict[str, str] = {}
@@ -374,6 +376,7 @@ def s3a_storage_options(path: str, options: Mapping[str, str]) -> dict[str, Any]
     if scheme.lower() not in ("s3", "s3a", "s3n"):
         return out
     out.setdefault("use_listings_cache", False)
+    out.setdefault("max_concurrency", 1)
     derived: dict[str, Any] = {}
     for name, key in _S3A_CREDENTIALS.items():
         if s3a.get(name):

@@ -217,8 +217,12 @@ class Storage:
     def list(self, path: str = "") -> list[FileStatus]:
         """Direct children of a directory; a missing directory lists as empty."""
         self.stats.record("list", self._count_key(path))
+        full = self._full(path)
+        # Object-store filesystems (s3fs, gcsfs, adlfs) cache listings per filesystem object, and
+        # fsspec shares that object across tables: a long-lived process would keep an old timeline.
+        self.fs.invalidate_cache(full)
         try:
-            entries = self.fs.ls(self._full(path), detail=True)
+            entries = self.fs.ls(full, detail=True)
         except FileNotFoundError:
             return []
         out = []

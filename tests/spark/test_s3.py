@@ -1,0 +1,291 @@
+"""``spark.read.format("hudi-md")`` on ``s3a://``: an S3-compatible server (moto) on loopback.
+
+The tables are written to the server (a COW table by hudi-md's writer, a MOR fixture table with
+log files copied as is), then a Spark driver in a child process (its JVM needs hadoop-aws and the
+AWS SDK on the classpath from the start: ``scripts/fetch-s3-jars`` puts them in build/jars) reads
+them through the shim, with the S3A settings as ``spark.hadoop.fs.s3a.*`` and as read options
+(``fs.s3a.*``, which the planner process maps to s3fs options). The hudi-md rows are compared with
+``spark.read.parquet`` over the files the plan lists and with hudi-md's Python reader.
+
+Run as a script (``python test_s3.py ENDPOINT SPEC OUT``) it is that child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+JARS = REPO / "build" / "jars"
+MOR_TRIPS = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"  # city=<string>, updates + a delete
+KEY = SECRET = "test"
+REGION = "us-east-1"
+
+
+def pyspark_hadoop_version() -> str | None:
+    """The Hadoop inside the running PySpark (its hadoop-client-api jar): 3.3.4 in 3.5, 3.4.1 in 4.0."""
+    import pyspark
+
+    api = sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
+    return api[-1].stem.removeprefix("hadoop-client-api-") if api else None
+
+
+def s3_jars() -> list[str]:
+    """hadoop-aws (of this PySpark's Hadoop: S3A fails on another, e.g. 3.3.4 on Spark 4's 3.4.1)
+    and aws-java-sdk-bundle from build/jars; empty if either is absent."""
+    hadoop = pyspark_hadoop_version()
+    aws = sorted(JARS.glob(f"hadoop-aws-{hadoop}.jar"))
+    sdk = sorted(JARS.glob("aws-java-sdk-bundle-*.jar"))
+    return [str(aws[-1]), str(sdk[-1])] if aws and sdk else []
+
+
+def s3a_options(endpoint: str) -> dict[str, str]:
+    return {
+        "fs.s3a.endpoint": endpoint,
+        "fs.s3a.endpoint.region": REGION,
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.connection.ssl.enabled": "false",
+        "fs.s3a.access.key": KEY,
+        "fs.s3a.secret.key": SECRET,
+        "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+    }
+
+
+def storage_options(endpoint: str) -> dict[str, Any]:
+    """The same server's settings as s3fs options (for hudi-md's writer and Python reader)."""
+    return {"key": KEY, "secret": SECRET, "client_kwargs": {"endpoint_url": endpoint, "region_name": REGION}}
+
+
+def _rows(df: Any, columns: list[str]) -> list[list[Any]]:
+    return sorted(([r[c] for c in columns] for r in df.select(*columns).collect()), key=repr)
+
+
+def child(endpoint: str, spec_path: str, out_path: str) -> None:
+    """The Spark side: reads each table of the spec and writes what it saw as JSON."""
+    from pyspark.sql import SparkSession
+
+    from hudi_md.spark.session import configure, last_plan_counters
+
+    spec = json.loads(Path(spec_path).read_text())
+    options = s3a_options(endpoint)
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("hudi-md-s3-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.jars", ",".join(spec["jars"]))
+    )
+    for k, v in options.items():
+        builder = builder.config(f"spark.hadoop.{k}", v)
+    spark = configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    out: dict[str, Any] = {}
+    try:
+        for name, t in spec["tables"].items():
+            md = spark.read.format("hudi-md").options(**options).load(t["path"])
+            cols = t["columns"]
+            got: dict[str, Any] = {"rows": _rows(md, cols), "input_files": sorted(md.inputFiles())}
+            got["filtered"] = _rows(md.where(t["where"]), cols)
+            got["counters"] = last_plan_counters(spark)
+            if t.get("parquet"):
+                got["parquet_rows"] = _rows(spark.read.parquet(*got["input_files"]), cols)
+                got["parquet_filtered"] = _rows(
+                    spark.read.option("basePath", t["path"]).parquet(*got["input_files"]).where(t["where"]),
+                    cols,
+                )
+            if t.get("then_upsert"):
+                # a commit from another process than the planner's: the next plan must see it
+                import pyarrow as pa
+
+                import hudi_md
+
+                storage = storage_options(endpoint)
+                s3_path = t["path"].replace("s3a://", "s3://", 1)
+                write_opts = {**storage, **t["write_options"]}
+                hudi_md.write(pa.table(t["then_upsert"]), s3_path, operation="upsert", options=write_opts)
+                after = spark.read.format("hudi-md").options(**options).load(t["path"])
+                got["rows_after_upsert"] = _rows(after, cols)
+            out[name] = got
+    finally:
+        spark.stop()
+    Path(out_path).write_text(json.dumps(out, default=str))
+
+
+# --- the tests ---------------------------------------------------------------------------------------
+
+
+def test_planner_maps_s3a_settings_to_s3fs_options() -> None:
+    from hudi_md.spark.planner import s3a_storage_options
+
+    opts = {
+        "hoodie.metadata.enable": "true",
+        "fs.s3a.endpoint": "127.0.0.1:9000",
+        "fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.access.key": "session-key",
+        "fs.s3a.access.key": "read-option-key",
+        "spark.hadoop.fs.s3a.secret.key": "s",
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.endpoint.region": "eu-west-1",
+        "fs.s3a.bucket.other.endpoint": "http://elsewhere:1",
+        "fs.s3a.bucket.b.access.key": "bucket-key",
+        "fs.s3a.fast.upload": "true",
+    }
+    assert s3a_storage_options("s3a://b/t", opts) == {
+        "hoodie.metadata.enable": "true",
+        "key": "bucket-key",
+        "secret": "s",
+        "client_kwargs": {"endpoint_url": "http://127.0.0.1:9000", "region_name": "eu-west-1"},
+        "use_ssl": False,
+        "config_kwargs": {"s3": {"addressing_style": "path"}},
+        "use_listings_cache": False,
+        "max_concurrency": 1,
+    }
+    assert s3a_storage_options("s3://other/t", opts)["key"] == "read-option-key"
+    assert s3a_storage_options("s3://other/t", opts)["client_kwargs"]["endpoint_url"] == "http://elsewhere:1"
+    # explicit s3fs options win; client_kwargs are merged
+    explicit = {"fs.s3a.endpoint": "https://x", "key": "k", "client_kwargs": {"region_name": "r"}}
+    assert s3a_storage_options("s3a://b/t", {**explicit, "fs.s3a.access.key": "other"}) == {
+        "key": "k",
+        "client_kwargs": {"endpoint_url": "https://x", "region_name": "r"},
+        "use_listings_cache": False,
+        "max_concurrency": 1,
+    }
+    assert s3a_storage_options("s3://b/t", {"use_listings_cache": True}) == {
+        "use_listings_cache": True,
+        "max_concurrency": 1,
+    }
+    # not an S3 path: the S3A settings are dropped, the rest is kept
+    assert s3a_storage_options("/tmp/t", opts) == {"hoodie.metadata.enable": "true"}
+    assert s3a_storage_options("file:/tmp/t", {"fs.s3a.anything": "x"}) == {}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.s3
+def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -> None:
+    jars = s3_jars()
+    if not jars:
+        pytest.skip(
+            f"hadoop-aws-{pyspark_hadoop_version()} / aws-java-sdk-bundle jars not in {JARS} "
+            "(run scripts/fetch-s3-jars with this PySpark)"
+        )
+    import pyarrow as pa
+    import s3fs
+    from moto.server import ThreadedMotoServer
+
+    import hudi_md
+
+    port = _free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        storage = storage_options(endpoint)
+        fs = s3fs.S3FileSystem(**storage)
+        fs.call_s3("create_bucket", Bucket="hudi-md-test")
+
+        # COW, written by hudi-md: an insert, then an upsert that rewrites two of the three partitions
+        hoodie_opts = {
+            "hoodie.table.name": "s3_cow",
+            "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.datasource.write.precombine.field": "v",
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+        }
+        write_opts = {**storage, **hoodie_opts}
+        first = pa.table(
+            {
+                "id": [f"k{i:02d}" for i in range(30)],
+                "dt": [f"d{i % 3}" for i in range(30)],
+                "v": list(range(30)),
+            }
+        )
+        hudi_md.write(first, "s3://hudi-md-test/cow", operation="insert", options=write_opts)
+        update = pa.table({"id": ["k01", "k02", "k04"], "dt": ["d1", "d2", "d1"], "v": [101, 102, 104]})
+        hudi_md.write(update, "s3://hudi-md-test/cow", operation="upsert", options=write_opts)
+
+        # MOR with log files (merged on the executor by the planner process), copied as is
+        local_mor = table_path(MOR_TRIPS)
+        for p in local_mor.rglob("*"):
+            if p.is_file():
+                fs.pipe_file(f"hudi-md-test/mor/{p.relative_to(local_mor).as_posix()}", p.read_bytes())
+        mor_table = hudi_md.open_table(str(local_mor))
+        mor_cols = ["_hoodie_record_key", "city", "fare"]
+
+        spec = {
+            "jars": jars,
+            "tables": {
+                "cow": {
+                    "path": "s3a://hudi-md-test/cow",
+                    "columns": ["id", "dt", "v"],
+                    "where": "dt = 'd1' AND v > 10",
+                    "parquet": True,
+                    "write_options": hoodie_opts,
+                    "then_upsert": {"id": ["k05", "k99"], "dt": ["d2", "d0"], "v": [105, 99]},
+                },
+                "mor": {
+                    "path": "s3a://hudi-md-test/mor",
+                    "columns": mor_cols,
+                    "where": "city = 'san_francisco'",
+                },
+            },
+        }
+        spec_path = tmp_path / "spec.json"
+        spec_path.write_text(json.dumps(spec))
+        out_path = tmp_path / "out.json"
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+        proc = subprocess.run(
+            [sys.executable, __file__, endpoint, str(spec_path), str(out_path)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=REPO,
+        )
+        assert proc.returncode == 0, proc.stderr[-5000:]
+        got = json.loads(out_path.read_text())
+    finally:
+        server.stop()
+
+    cow = got["cow"]
+    upd = {"k01": 101, "k02": 102, "k04": 104}
+    want = sorted(([f"k{i:02d}", f"d{i % 3}", upd.get(f"k{i:02d}", i)] for i in range(30)), key=repr)
+    assert cow["rows"] == want
+    assert cow["parquet_rows"] == want  # the latest file slices only: no row twice
+    assert cow["filtered"] == sorted((r for r in want if r[1] == "d1" and r[2] > 10), key=repr)
+    assert cow["parquet_filtered"] == cow["filtered"]
+    assert cow["input_files"] and all(f.startswith("s3a://hudi-md-test/cow/dt=") for f in cow["input_files"])
+    assert len(cow["input_files"]) == 3
+    assert cow["counters"]["partitions"] == 3 and cow["counters"]["partitions_after_partition_pruning"] == 1
+    upd.update({"k05": 105})
+    want_after = sorted(
+        [[f"k{i:02d}", f"d{i % 3}", upd.get(f"k{i:02d}", i)] for i in range(30)] + [["k99", "d0", 99]],
+        key=repr,
+    )
+    assert cow["rows_after_upsert"] == want_after
+
+    mor = got["mor"]
+    rows = mor_table.read(columns=mor_cols).to_pylist()
+    want_mor = sorted(([r[c] for c in mor_cols] for r in rows), key=repr)
+    assert mor["rows"] == want_mor
+    assert mor["filtered"] == sorted((r for r in want_mor if r[1] == "san_francisco"), key=repr)
+    assert mor["filtered"] and len(mor["filtered"]) < len(want_mor)
+    assert all(f.startswith("s3a://hudi-md-test/mor/") for f in mor["input_files"])
+    assert any(".log." in f for f in mor["input_files"]), "the MOR table should have slices with log files"
+
+
+if __name__ == "__main__":
+    child(*sys.argv[1:4])
