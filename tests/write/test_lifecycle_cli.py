@@ -169,3 +169,31 @@ def test_validate_checks_the_record_index_and_partition_stats(tmp_path: Path) ->
     assert out.returncode == 1
     assert "partition_stats_unsound" in out.stdout and "ts" in out.stdout
     assert K.PARTITION_STATS in TableConfig.load(storage).metadata_partitions
+
+
+def test_create_on_a_mor_table_with_logs_indexes_the_log_files(tmp_path: Path) -> None:
+    """`metadata create` on a MOR table whose updates are still in log files: the logs' values are
+    in column_stats and partition_stats, so a filter that only log rows match still finds them
+    (partition-stats pruning would drop the partition otherwise)."""
+    from hudi_md.metadata import keys as K
+
+    path = tmp_path / "t"
+    opts = {**_options("MERGE_ON_READ", ["city"]), "hoodie.metadata.enable": "false"}
+    rows = _rows(random.Random(5), list(range(12)), 10)  # ts 10..13
+    hudi_md.write(_table(rows), str(path), operation="insert", options=opts)
+    updated = [dict(r, ts=1000 + i) for i, r in enumerate(rows[:4])]
+    hudi_md.write(_table(updated), str(path), operation="upsert", options=opts)
+    table = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})
+    assert any(s["log_files"] for s in table.file_slices().to_pylist()), "the upsert must have made logs"
+    cli("metadata", "create", str(path), "--no-progress")
+    table = hudi_md.open_table(str(path))
+    assert K.PARTITION_STATS in table.metadata_table.available_partitions
+    got = table.read(columns=["id", "ts"], filters=[("ts", ">=", 1000)])
+    rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
+    pairs = zip(rs.column("id").to_pylist(), rs.column("ts").to_pylist(), strict=True)
+    want = sorted((i, t) for i, t in pairs if t >= 1000)
+    assert len(want) == 4
+    assert sorted(zip(got.column("id").to_pylist(), got.column("ts").to_pylist(), strict=True)) == want
+    log_names = {lf for s in table.file_slices().to_pylist() for lf in s["log_files"]}
+    indexed = {st.file_name for st in table.metadata_table.column_stats(columns=["ts"])}
+    assert {n.rsplit("/", 1)[-1] for n in log_names} <= indexed

@@ -195,6 +195,16 @@ def _records_for(
         from hudi_md.write.base_file import column_ranges_from_parquet
 
         per_partition: dict[str, dict[str, list[ColumnRange]]] = defaultdict(lambda: defaultdict(list))
+        if mdt_partition != K.BLOOM_FILTERS:
+            # Log files hold values too (MOR updates): index each one's records, or partition
+            # stats would not cover them and a later commit's recompute would leave them out.
+            for s, name, ranges in _log_file_ranges(table, slices, columns):
+                for col, rng in ranges.items():
+                    if col not in types:
+                        continue
+                    if mdt_partition == K.COLUMN_STATS:
+                        out.append(column_stats_record(s.partition_path, name, rng, types[col]))
+                    per_partition[s.partition_path][col].append(rng)
         for s in slices:
             if s.base_file is None:
                 continue
@@ -238,6 +248,28 @@ def _records_for(
             out.extend(record_index_records(keys, s.partition_path, s.file_id, s.base_instant))
         return out
     raise ValueError(f"hudi-md cannot build MDT partition {mdt_partition!r}")
+
+
+def _log_file_ranges(
+    table: Any, slices: Sequence[Any], columns: Sequence[str]
+) -> Iterator[tuple[Any, str, dict[str, ColumnRange]]]:
+    """(slice, log file name, column ranges of the records in that log file) for every log file."""
+    from hudi_md.read.merge import MergeSpec
+    from hudi_md.read.slice_reader import instant_validator, read_file_slice
+    from hudi_md.table.fs_view import FileSlice
+    from hudi_md.write.file_groups import ranges_of_table
+
+    schema = table.schema
+    wanted = [c for c in columns if schema.get_field_index(c) >= 0]
+    merge = MergeSpec.from_config(table.config)
+    valid = instant_validator(table.timeline)
+    for s in slices:
+        for lf in s.log_files:
+            alone = FileSlice(s.partition_path, s.file_id, s.base_instant, None, (lf,))
+            rows = read_file_slice(
+                table.storage, alone, schema=schema, merge=merge, is_valid_instant=valid, columns=wanted
+            )
+            yield s, lf.name, ranges_of_table(rows, wanted)
 
 
 def _footer_bytes(storage: Storage, path: str, size: int) -> bytes:
