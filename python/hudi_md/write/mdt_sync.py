@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -35,6 +36,7 @@ from hudi_md.metadata.records_builder import (
     record_index_records,
     stat_value,
 )
+from hudi_md.table.fs_view import FileSlice
 from hudi_md.write.file_groups import TaskResult
 
 
@@ -56,7 +58,7 @@ def mdt_records_for_commit(
     keys of the replaced groups when the caller read them already (else they are read here).
     """
     available = set(available)
-    replaced = replaced or {}
+    state = _TableBefore(before, results, replaced or {}) if before is not None else None
     records: list[MdtRecord] = []
     added: dict[str, dict[str, int]] = defaultdict(dict)
     for r in results:
@@ -73,12 +75,12 @@ def mdt_records_for_commit(
                 if col in types:
                     records.append(column_stats_record(p, _file_name(r), rng, types[col]))
     if K.PARTITION_STATS in available:
-        records.extend(_partition_stats(results, types, before, replaced, K.COLUMN_STATS in available))
+        records.extend(_partition_stats(results, types, state, K.COLUMN_STATS in available))
     if K.RECORD_INDEX in available:
         # Deletes first: a key written again by this commit keeps its new location (later records
         # of a key win within one MDT deltacommit).
-        if before is not None and replaced:
-            keys = set(replaced_keys) if replaced_keys is not None else _keys_of_replaced(before, replaced)
+        if state is not None and state.replaced_ids:
+            keys = set(replaced_keys) if replaced_keys is not None else state.keys_of_replaced()
             records.extend(record_index_delete(k) for k in sorted(keys))
         for r in results:
             p = r.write_stat["partitionPath"]
@@ -101,8 +103,7 @@ def _file_name(r: TaskResult) -> str:
 def _partition_stats(
     results: Sequence[TaskResult],
     types: Mapping[str, pa.DataType],
-    before: Any | None,
-    replaced: Mapping[str, Sequence[str]],
+    state: _TableBefore | None,
     column_stats_available: bool,
 ) -> list[MdtRecord]:
     ranges: dict[str, dict[str, list[ColumnRange]]] = defaultdict(lambda: defaultdict(list))
@@ -110,10 +111,10 @@ def _partition_stats(
         for col, rng in r.column_ranges.items():
             if col in types:
                 ranges[r.write_stat["partitionPath"]][col].append(rng)
-    mdt = before.metadata_table if before is not None else None
+    mdt = state.table.metadata_table if state is not None else None
     tight = mdt is not None and column_stats_available and K.COLUMN_STATS in mdt.available_partitions
     if tight:
-        others = {p: names for p, names in _other_live_files(before, results, replaced).items() if names}
+        others = {p: names for p, names in state.other_live_files(results).items() if names}
         if others:
             # one prefix scan for every partition and column of the commit
             columns = sorted({c for p in others for c in ranges.get(p, {})})
@@ -132,39 +133,49 @@ def _partition_stats(
     return out
 
 
-def _other_live_files(
-    before: Any, results: Sequence[TaskResult], replaced: Mapping[str, Sequence[str]]
-) -> dict[str, set[str]]:
-    """Per partition this commit writes to: the names of the files of its latest slices after the
-    commit that this commit did not write itself."""
-    partitions = sorted({r.write_stat["partitionPath"] for r in results})
-    new_base = {
-        (r.write_stat["partitionPath"], r.write_stat["fileId"])
-        for r in results
-        if not _file_name(r).startswith(".")  # log file names start with a dot
-    }
-    gone = {(p, fid) for p, fids in replaced.items() for fid in fids}
-    out: dict[str, set[str]] = defaultdict(set)
-    for s in before.file_system_view().latest_file_slices(partitions):
-        key = (s.partition_path, s.file_id)
-        if key in gone or key in new_base:
-            continue  # replaced, or its new base file starts a new slice (COW rewrite, compaction)
-        if s.base_file is not None:
-            out[s.partition_path].add(s.base_file.name)
-        out[s.partition_path].update(lf.name for lf in s.log_files)
-    return out
+class _TableBefore:
+    """The data table as it was before the commit, with the latest slices of the partitions the
+    commit writes or replaces listed once for every record type that needs them."""
 
+    def __init__(self, table: Any, results: Sequence[TaskResult], replaced: Mapping[str, Sequence[str]]):
+        self.table = table
+        self.replaced_ids = {(p, fid) for p, fids in replaced.items() for fid in fids}
+        self._written = {r.write_stat["partitionPath"] for r in results}
+        self._partitions = sorted(self._written | set(replaced))
 
-def _keys_of_replaced(before: Any, replaced: Mapping[str, Sequence[str]]) -> set[str]:
-    from hudi_md.read.slice_reader import RecordKeyReader
+    @cached_property
+    def latest(self) -> list[FileSlice]:
+        return self.table.file_system_view().latest_file_slices(self._partitions)
 
-    wanted = {(p, fid) for p, fids in replaced.items() for fid in fids}
-    reader = RecordKeyReader(before)
-    keys: set[str] = set()
-    for s in before.file_system_view().latest_file_slices(sorted(replaced)):
-        if (s.partition_path, s.file_id) in wanted:
-            keys.update(reader.keys(s).to_pylist())
-    return keys
+    def other_live_files(self, results: Sequence[TaskResult]) -> dict[str, set[str]]:
+        """Per partition this commit writes to: the names of the files of its latest slices after
+        the commit that this commit did not write itself."""
+        new_base = {
+            (r.write_stat["partitionPath"], r.write_stat["fileId"])
+            for r in results
+            if not _file_name(r).startswith(".")  # log file names start with a dot
+        }
+        out: dict[str, set[str]] = defaultdict(set)
+        for s in self.latest:
+            key = (s.partition_path, s.file_id)
+            if s.partition_path not in self._written:
+                continue  # only replaced there: no partition stats are written for it
+            if key in self.replaced_ids or key in new_base:
+                continue  # replaced, or its new base file starts a new slice (COW rewrite, compaction)
+            if s.base_file is not None:
+                out[s.partition_path].add(s.base_file.name)
+            out[s.partition_path].update(lf.name for lf in s.log_files)
+        return out
+
+    def keys_of_replaced(self) -> set[str]:
+        from hudi_md.read.slice_reader import RecordKeyReader
+
+        reader = RecordKeyReader(self.table)
+        keys: set[str] = set()
+        for s in self.latest:
+            if (s.partition_path, s.file_id) in self.replaced_ids:
+                keys.update(reader.keys(s).to_pylist())
+        return keys
 
 
 def _range_of(stat: Any) -> ColumnRange:
