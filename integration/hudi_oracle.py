@@ -200,17 +200,7 @@ class Hudi:
 
     def _stat(self, partition: str, s: Any) -> Stat:
         rng = self.jvm.org.apache.hudi.stats.HoodieColumnRangeMetadata.fromColumnStats(s)
-        return Stat(
-            partition,
-            str(s.getFileName()),
-            str(s.getColumnName()),
-            to_python(rng.getMinValue()),
-            to_python(rng.getMaxValue()),
-            int(rng.getNullCount()),
-            int(rng.getValueCount()),
-            int(rng.getTotalSize()),
-            int(rng.getTotalUncompressedSize()),
-        )
+        return self._range(partition, str(s.getFileName()), rng)
 
     def _range(self, partition: str, file_name: str, rng: Any) -> Stat:
         return Stat(

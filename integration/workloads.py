@@ -293,36 +293,31 @@ def md_column_stats(
 ) -> dict[tuple[str, str, str], Stat]:
     out = {}
     for s in table.metadata_table.column_stats(columns, partitions):
-        st = Stat(
-            s.partition_path,
-            s.file_name,
-            s.column_name,
-            s.min_value,
-            s.max_value,
-            s.null_count,
-            s.value_count,
-            s.total_size,
-            s.total_uncompressed_size,
-        )
+        st = _md_stat(s, s.file_name)
         out[st.key()] = st
     return out
 
 
 def md_partition_stats(table: Any, columns: list[str]) -> dict[tuple[str, str], Stat]:
-    out = {}
-    for s in table.metadata_table.partition_stats(columns):
-        out[(s.partition_path, s.column_name)] = Stat(
-            s.partition_path,
-            s.partition_path,
-            s.column_name,
-            s.min_value,
-            s.max_value,
-            s.null_count,
-            s.value_count,
-            s.total_size,
-            s.total_uncompressed_size,
-        )
-    return out
+    # partition_stats entries name their partition where column_stats name a file
+    return {
+        (s.partition_path, s.column_name): _md_stat(s, s.partition_path)
+        for s in table.metadata_table.partition_stats(columns)
+    }
+
+
+def _md_stat(s: Any, file_name: str) -> Stat:
+    return Stat(
+        s.partition_path,
+        file_name,
+        s.column_name,
+        s.min_value,
+        s.max_value,
+        s.null_count,
+        s.value_count,
+        s.total_size,
+        s.total_uncompressed_size,
+    )
 
 
 def md_rows(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
