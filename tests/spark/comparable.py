@@ -1,4 +1,5 @@
-"""Rows of Arrow tables and Spark DataFrames as comparable, sorted lists of dicts (tests/spark)."""
+"""Rows of Arrow tables and Spark DataFrames as comparable, sorted lists of dicts, and other helpers
+shared by the tests in tests/spark."""
 
 from __future__ import annotations
 
@@ -10,6 +11,16 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+# Writer options matching the fixture table v9_txns_mor_simple_meta (tests that add a commit to it).
+TXNS_MOR_WRITE_OPTIONS = {
+    "hoodie.table.name": "v9_txns_mor_simple_meta",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.datasource.write.recordkey.field": "txn_id",
+    "hoodie.datasource.write.partitionpath.field": "region",
+    "hoodie.datasource.write.precombine.field": "txn_ts",
+    "hoodie.datasource.write.hive_style_partitioning": "true",
+}
 
 META = ("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time", "_hoodie_commit_seqno")
 

@@ -22,7 +22,7 @@ import hudi
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from comparable import arrow_rows, conf, spark_rows
+from comparable import TXNS_MOR_WRITE_OPTIONS, arrow_rows, conf, spark_rows
 
 import hudi_md
 from hudi_md.spark.session import last_plan_counters
@@ -353,14 +353,7 @@ def test_an_open_range_is_fixed_when_the_dataframe_is_created(hudi_spark, table_
         data,
         path,
         operation="upsert",
-        options={
-            "hoodie.table.name": "v9_txns_mor_simple_meta",
-            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-            "hoodie.datasource.write.recordkey.field": "txn_id",
-            "hoodie.datasource.write.partitionpath.field": "region",
-            "hoodie.datasource.write.precombine.field": "txn_ts",
-            "hoodie.datasource.write.hive_style_partitioning": "true",
-        },
+        options=TXNS_MOR_WRITE_OPTIONS,
     )
     got = spark_rows(df)  # planned and read after the write
     assert got == expected

@@ -17,7 +17,7 @@ from typing import Any
 import hudi
 import pyarrow as pa
 import pytest
-from comparable import arrow_rows, conf, spark_rows
+from comparable import TXNS_MOR_WRITE_OPTIONS, arrow_rows, conf, spark_rows
 
 import hudi_md
 from hudi_md.spark.session import last_plan_counters
@@ -263,14 +263,6 @@ def test_type_mismatch_fails_naming_the_column(hudi_spark, table_path) -> None:
 
 # --- a table written right before the read -----------------------------------------------------------
 
-WRITE_OPTIONS = {
-    "hoodie.table.name": "v9_txns_mor_simple_meta",
-    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-    "hoodie.datasource.write.recordkey.field": "txn_id",
-    "hoodie.datasource.write.partitionpath.field": "region",
-    "hoodie.datasource.write.precombine.field": "txn_ts",
-    "hoodie.datasource.write.hive_style_partitioning": "true",
-}
 
 
 def _txns(path: str, ids: list[str], regions: list[str], amount: int, ts: int) -> pa.Table:
@@ -305,7 +297,7 @@ def test_upserts_and_deletes_written_by_hudi_md(hudi_spark, table_path, tmp_path
         _txns(path, ["TXN-015", "TXN-NEW-1"], ["apac", "eu"], 1, 1_900_000_000_000),
         path,
         operation="upsert",
-        options=WRITE_OPTIONS,
+        options=TXNS_MOR_WRITE_OPTIONS,
     )
     assert df.count() == before  # the listing is cached until refresh()
     index.refresh()
@@ -321,13 +313,13 @@ def test_upserts_and_deletes_written_by_hudi_md(hudi_spark, table_path, tmp_path
         _txns(path, ["TXN-015"], ["apac"], 2, 1_900_000_001_000),
         path,
         operation="delete",
-        options=WRITE_OPTIONS,
+        options=TXNS_MOR_WRITE_OPTIONS,
     )
     hudi_md.write(
         _txns(path, ["TXN-016"], ["apac"], 3, 1_900_000_002_000),
         path,
         operation="upsert",
-        options=WRITE_OPTIONS,
+        options=TXNS_MOR_WRITE_OPTIONS,
     )
     index.refresh()
     rows = spark_rows(df)
