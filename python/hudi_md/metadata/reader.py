@@ -338,8 +338,10 @@ class MetadataTable:
 
     # --- record_index ----------------------------------------------------------------------------
 
-    def record_index(self, record_keys: Iterable[str]) -> dict[str, RecordLocation]:
-        records = self.read_records(K.RECORD_INDEX, keys=list(record_keys))
+    def record_index(self, record_keys: Iterable[str] | None = None) -> dict[str, RecordLocation]:
+        """Locations of ``record_keys`` (absent keys are left out), or of every indexed key."""
+        keys = None if record_keys is None else list(record_keys)
+        records = self.read_records(K.RECORD_INDEX, keys=keys)
         out = {}
         file_ids: dict[int, str] = {}  # by the (shared) info record: one UUID decode per file group
         for key, rec in records.items():

@@ -4,10 +4,11 @@ Hudi's ``HoodieMetadataTableValidator``, as far as they decide whether reads can
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hudi_md.table.fs_view import FileSystemView
+from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.listing import StorageListing
 
 if TYPE_CHECKING:
@@ -84,12 +85,13 @@ def validate_metadata_table(table: Table, *, indexes: bool = True) -> list[Diffe
             if a[name] != b[name] and not name.startswith("."):
                 diffs.append(Difference("size_mismatch", p, name, mdt_size=a[name], storage_size=b[name]))
     if indexes and not diffs:
-        diffs.extend(_record_index_differences(table))
-        diffs.extend(_partition_stats_differences(table))
+        slices = table.file_system_view().latest_file_slices(table.partitions())
+        diffs.extend(_record_index_differences(table, slices))
+        diffs.extend(_partition_stats_differences(table, slices))
     return diffs
 
 
-def _record_index_differences(table: Table) -> list[Difference]:
+def _record_index_differences(table: Table, slices: Sequence[FileSlice]) -> list[Difference]:
     """Every key of the latest slices is in the record index at (one of) its file groups, and the
     index holds no other key."""
     from hudi_md.metadata import keys as K
@@ -100,11 +102,10 @@ def _record_index_differences(table: Table) -> list[Difference]:
         return []
     reader = RecordKeyReader(table)
     where: dict[str, set[tuple[str, str]]] = {}
-    for s in table.file_system_view().latest_file_slices(table.partitions()):
+    for s in slices:
         for k in reader.keys(s).to_pylist():
             where.setdefault(k, set()).add((s.partition_path, s.file_id))
-    indexed = mdt.read_records(K.RECORD_INDEX)
-    locations = mdt.record_index(list(where))
+    locations = mdt.record_index()  # every indexed key, one scan
     out = []
     for k in sorted(where):
         loc = locations.get(k)
@@ -119,8 +120,8 @@ def _record_index_differences(table: Table) -> list[Difference]:
                     detail=f"key {k!r} indexed at file group {loc.file_id}, stored in {sorted(where[k])}",
                 )
             )
-    extra = sorted(set(indexed) - set(where))
-    for k, loc in sorted(mdt.record_index(extra).items()):
+    for k in sorted(set(locations) - set(where)):
+        loc = locations[k]
         out.append(
             Difference(
                 "record_index_extra",
@@ -131,7 +132,7 @@ def _record_index_differences(table: Table) -> list[Difference]:
     return out
 
 
-def _partition_stats_differences(table: Table) -> list[Difference]:
+def _partition_stats_differences(table: Table, slices: Sequence[FileSlice]) -> list[Difference]:
     """Each partition's stats cover the column stats of the files of its latest slices (min no
     higher, max no lower): unsound stats would prune a partition that holds matching rows. Wider
     stats are allowed (Hudi 1.2 itself keeps replaced file groups' ranges until the next commit)."""
@@ -140,7 +141,6 @@ def _partition_stats_differences(table: Table) -> list[Difference]:
     mdt = table.metadata_table
     if K.PARTITION_STATS not in mdt.available_partitions or K.COLUMN_STATS not in mdt.available_partitions:
         return []
-    slices = table.file_system_view().latest_file_slices(table.partitions())
     live = {(s.partition_path, n) for s in slices for n in _file_names(s)}
     ranges: dict[tuple[str, str], list[Any]] = {}
     for st in mdt.column_stats():
@@ -174,5 +174,5 @@ def _partition_stats_differences(table: Table) -> list[Difference]:
     return out
 
 
-def _file_names(s: Any) -> list[str]:
+def _file_names(s: FileSlice) -> list[str]:
     return ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
