@@ -240,9 +240,9 @@ def _records_for(
                         )
         return out
     if mdt_partition == K.RECORD_INDEX:
-        from hudi_md.read.slice_reader import RecordKeyReader
+        from hudi_md.read.slice_reader import SliceRowReader
 
-        reader = RecordKeyReader(table)
+        reader = SliceRowReader(table)
         for s in slices:
             keys = reader.keys(s).to_pylist()
             out.extend(record_index_records(keys, s.partition_path, s.file_id, s.base_instant))
@@ -254,22 +254,16 @@ def _log_file_ranges(
     table: Any, slices: Sequence[Any], columns: Sequence[str]
 ) -> Iterator[tuple[Any, str, dict[str, ColumnRange]]]:
     """(slice, log file name, column ranges of the records in that log file) for every log file."""
-    from hudi_md.read.merge import MergeSpec
-    from hudi_md.read.slice_reader import instant_validator, read_file_slice
+    from hudi_md.read.slice_reader import SliceRowReader
     from hudi_md.table.fs_view import FileSlice
     from hudi_md.write.file_groups import ranges_of_table
 
-    schema = table.schema
-    wanted = [c for c in columns if schema.get_field_index(c) >= 0]
-    merge = MergeSpec.from_config(table.config)
-    valid = instant_validator(table.timeline)
+    wanted = [c for c in columns if table.schema.get_field_index(c) >= 0]
+    reader = SliceRowReader(table)
     for s in slices:
         for lf in s.log_files:
             alone = FileSlice(s.partition_path, s.file_id, s.base_instant, None, (lf,))
-            rows = read_file_slice(
-                table.storage, alone, schema=schema, merge=merge, is_valid_instant=valid, columns=wanted
-            )
-            yield s, lf.name, ranges_of_table(rows, wanted)
+            yield s, lf.name, ranges_of_table(reader.rows(alone, wanted), wanted)
 
 
 def _footer_bytes(storage: Storage, path: str, size: int) -> bytes:

@@ -95,12 +95,12 @@ def _record_index_differences(table: Table, slices: Sequence[FileSlice]) -> list
     """Every key of the latest slices is in the record index at (one of) its file groups, and the
     index holds no other key."""
     from hudi_md.metadata import keys as K
-    from hudi_md.read.slice_reader import RecordKeyReader
+    from hudi_md.read.slice_reader import SliceRowReader
 
     mdt = table.metadata_table
     if K.RECORD_INDEX not in mdt.available_partitions or "_hoodie_record_key" not in table.schema.names:
         return []
-    reader = RecordKeyReader(table)
+    reader = SliceRowReader(table)
     where: dict[str, set[tuple[str, str]]] = {}
     for s in slices:
         for k in reader.keys(s).to_pylist():

@@ -277,22 +277,26 @@ def read_file_slice(
 RECORD_KEY = "_hoodie_record_key"
 
 
-class RecordKeyReader:
-    """The live record keys of file slices of one table (base file merged with its valid log
-    blocks, deletes applied): what tagging, the record index and its checks need."""
+class SliceRowReader:
+    """Reads the merged rows of any file slice of one table (base file with its valid log blocks,
+    deletes applied) with the merge rules and instant validity set up once: tagging, the MDT's
+    record index and column stats, and their checks all read slices this way."""
 
     def __init__(self, table: Any) -> None:
         self.table = table
         self._merge = MergeSpec.from_config(table.config)
         self._valid = instant_validator(table.timeline)
 
-    def keys(self, file_slice: FileSlice) -> pa.Array:
-        rows = read_file_slice(
+    def rows(self, file_slice: FileSlice, columns: list[str] | None = None) -> pa.Table:
+        return read_file_slice(
             self.table.storage,
             file_slice,
             schema=self.table.schema,
             merge=self._merge,
             is_valid_instant=self._valid,
-            columns=[RECORD_KEY],
+            columns=columns,
         )
-        return rows.column(RECORD_KEY).combine_chunks()
+
+    def keys(self, file_slice: FileSlice) -> pa.Array:
+        """The live record keys of the slice."""
+        return self.rows(file_slice, [RECORD_KEY]).column(RECORD_KEY).combine_chunks()

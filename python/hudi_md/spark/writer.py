@@ -72,11 +72,11 @@ def _read_keys(uri: str, storage_options: dict[str, Any]):
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import hudi_md
-        from hudi_md.read.slice_reader import RecordKeyReader
+        from hudi_md.read.slice_reader import SliceRowReader
 
         table = hudi_md.open_table(uri, storage_options)
         view = table.file_system_view()
-        reader = RecordKeyReader(table)
+        reader = SliceRowReader(table)
         for b in batches:
             for p, fid in zip(b.column(0).to_pylist(), b.column(1).to_pylist(), strict=True):
                 for s in view.latest_file_slices([p]):

@@ -168,9 +168,9 @@ class _TableBefore:
         return out
 
     def keys_of_replaced(self) -> set[str]:
-        from hudi_md.read.slice_reader import RecordKeyReader
+        from hudi_md.read.slice_reader import SliceRowReader
 
-        reader = RecordKeyReader(self.table)
+        reader = SliceRowReader(self.table)
         keys: set[str] = set()
         for s in self.latest:
             if (s.partition_path, s.file_id) in self.replaced_ids:

@@ -588,9 +588,9 @@ class HudiWriter:
                     )
             return out
         # Without a record index, read the keys of the affected partitions' latest slices.
-        from hudi_md.read.slice_reader import RecordKeyReader
+        from hudi_md.read.slice_reader import SliceRowReader
 
-        reader = RecordKeyReader(table)
+        reader = SliceRowReader(table)
         wanted: dict[str, set[str]] = defaultdict(set)
         key_list = keys.to_pylist()
         part_list = key_partitions.to_pylist() if key_partitions is not None else [None] * len(key_list)
