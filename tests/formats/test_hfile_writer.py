@@ -425,9 +425,16 @@ def test_append_all_writes_what_append_writes() -> None:
     many = HFileWriter(block_size=4096, create_time_ms=1)
     many.append_all(cells[:10])
     many.append_all(iter(cells[10:]))
-    assert one.finish() == many.finish()
+    expected = one.finish()
+    assert many.finish() == expected
     with pytest.raises(ValueError, match="out-of-order"):
         HFileWriter().append_all([(b"b", b""), (b"a", b"")])
+    # a rejected cell leaves the cells before it written and counted
+    resumed = HFileWriter(block_size=4096, create_time_ms=1)
+    with pytest.raises(ValueError, match="out-of-order"):
+        resumed.append_all([*cells[:10], (b"a", b"")])
+    resumed.append_all(cells[10:])
+    assert resumed.finish() == expected
 
 
 # --- errors ------------------------------------------------------------------------------------

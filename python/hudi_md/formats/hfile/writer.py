@@ -237,93 +237,64 @@ class HFileWriter:
 
     def append(self, key: bytes | str, value: bytes) -> None:
         """Add one cell; ``key`` (the row) must sort strictly after the previous one."""
-        self._check_open()
-        row = key.encode("utf-8") if isinstance(key, str) else _as_bytes(key, "an HFile key")
-        value = _as_bytes(value, "an HFile value")
-        if not row:
-            raise InvalidOptionError("HFile keys must not be empty")
-        if len(row) > _MAX_ROW_LENGTH:
-            raise InvalidOptionError(
-                f"HFile key of {len(row)} bytes exceeds the {_MAX_ROW_LENGTH}-byte row limit: {row[:40]!r}..."
-            )
-        if len(value) > _MAX_INT32 - _CELL_OVERHEAD - len(row):
-            raise InvalidOptionError(f"value of {len(value)} bytes for key {row!r} is too large for a cell")
-        if self._last_row is not None and row <= self._last_row:
-            what = "duplicate key" if row == self._last_row else "out-of-order key"
-            raise InvalidOptionError(
-                f"{what}: {row!r} after {self._last_row!r}; HFile keys must be strictly increasing"
-            )
-        cell_size = _CELL_OVERHEAD + len(row) + len(value)
-        # Since 1.1.0 (apache/hudi #13977) Hudi counts each cell at its serialized size (the trailer's
-        # uncompressed_data_index_size equals the data bytes in every 1.1.1 fixture file) and starts
-        # a new block when the next cell would push the current one past block_size. A cell larger
-        # than block_size gets a block of its own.
-        if self._block_cells and len(self._block) + cell_size > self._block_size:
-            self._flush_data_block()
-        if not self._block_cells:
-            self._block_first_row = row
-        self._block += _CELL_LENGTHS.pack(len(row) + 12, len(value), len(row))
-        self._block += row
-        self._block += _KEY_SUFFIX
-        self._block += value
-        self._block.append(0)  # MVCC (memstore timestamp) 0 as a one-byte Hadoop VLong
-        self._block_cells += 1
-        self._last_row = row
-        self._entries += 1
-        self._row_bytes += len(row)
-        self._value_bytes += len(value)
-        self._data_bytes += cell_size
+        self.append_all(((key, value),))
 
     def append_all(self, cells: Iterable[tuple[bytes | str, bytes]]) -> None:
-        """:meth:`append` for many cells (same checks, same bytes), without the per-call overhead:
-        the MDT writes a million record-index cells in one commit."""
+        """Add cells in order; each key (the row) must sort strictly after the previous one. One call
+        for many cells saves the per-call overhead: the MDT writes a million record-index cells in
+        one commit."""
         self._check_open()
         block_size = self._block_size
         pack = _CELL_LENGTHS.pack
         last = self._last_row
         block = self._block
         rows = values = data = entries = 0
-        for key, value in cells:
-            row = key.encode("utf-8") if isinstance(key, str) else _as_bytes(key, "an HFile key")
-            if not isinstance(value, bytes):
-                value = _as_bytes(value, "an HFile value")
-            n_row, n_value = len(row), len(value)
-            if not n_row:
-                raise InvalidOptionError("HFile keys must not be empty")
-            if n_row > _MAX_ROW_LENGTH:
-                raise InvalidOptionError(
-                    f"HFile key of {n_row} bytes exceeds the {_MAX_ROW_LENGTH}-byte row limit: "
-                    f"{row[:40]!r}..."
-                )
-            if n_value > _MAX_INT32 - _CELL_OVERHEAD - n_row:
-                raise InvalidOptionError(f"value of {n_value} bytes for key {row!r} is too large for a cell")
-            if last is not None and row <= last:
-                what = "duplicate key" if row == last else "out-of-order key"
-                raise InvalidOptionError(
-                    f"{what}: {row!r} after {last!r}; HFile keys must be strictly increasing"
-                )
-            cell_size = _CELL_OVERHEAD + n_row + n_value
-            if self._block_cells and len(block) + cell_size > block_size:
-                self._flush_data_block()
-                block = self._block
-            if not self._block_cells:
-                self._block_first_row = row
-            block += pack(n_row + 12, n_value, n_row)
-            block += row
-            block += _KEY_SUFFIX
-            block += value
-            block.append(0)
-            self._block_cells += 1
-            last = row
-            self._last_row = row
-            entries += 1
-            rows += n_row
-            values += n_value
-            data += cell_size
-        self._entries += entries
-        self._row_bytes += rows
-        self._value_bytes += values
-        self._data_bytes += data
+        try:
+            for key, value in cells:
+                row = key.encode("utf-8") if isinstance(key, str) else _as_bytes(key, "an HFile key")
+                if not isinstance(value, bytes):
+                    value = _as_bytes(value, "an HFile value")
+                n_row, n_value = len(row), len(value)
+                if not n_row:
+                    raise InvalidOptionError("HFile keys must not be empty")
+                if n_row > _MAX_ROW_LENGTH:
+                    raise InvalidOptionError(
+                        f"HFile key of {n_row} bytes exceeds the {_MAX_ROW_LENGTH}-byte row limit: "
+                        f"{row[:40]!r}..."
+                    )
+                if n_value > _MAX_INT32 - _CELL_OVERHEAD - n_row:
+                    raise InvalidOptionError(
+                        f"value of {n_value} bytes for key {row!r} is too large for a cell"
+                    )
+                if last is not None and row <= last:
+                    what = "duplicate key" if row == last else "out-of-order key"
+                    raise InvalidOptionError(
+                        f"{what}: {row!r} after {last!r}; HFile keys must be strictly increasing"
+                    )
+                cell_size = _CELL_OVERHEAD + n_row + n_value
+                if self._block_cells and len(block) + cell_size > block_size:
+                    self._flush_data_block()
+                    block = self._block
+                if not self._block_cells:
+                    self._block_first_row = row
+                block += pack(n_row + 12, n_value, n_row)
+                block += row
+                block += _KEY_SUFFIX
+                block += value
+                block.append(0)
+                self._block_cells += 1
+                last = row
+                self._last_row = row
+                entries += 1
+                rows += n_row
+                values += n_value
+                data += cell_size
+        finally:
+            # cells appended before a rejected one stay counted
+            self._entries += entries
+            self._row_bytes += rows
+            self._value_bytes += values
+            self._data_bytes += data
 
     def add_file_info(self, key: str, value: bytes) -> None:
         """Add (or replace) a file-info entry, e.g. ``schema``, ``minRecordKey``, ``bloomFilterTypeCode``."""
