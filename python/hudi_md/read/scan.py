@@ -129,15 +129,7 @@ class TableScan:
         slices, times = self.incremental_plan(start, end)
         if not times:
             return self._project(schema.empty_table())
-        saved = self.columns
-        if saved is not None and COMMIT_TIME_COLUMN not in saved:
-            self.columns = [*saved, COMMIT_TIME_COLUMN]
-        try:
-            rows = self._read_slices(slices, schema, end)
-        finally:
-            self.columns = saved
-        mask = pc.is_in(rows.column(COMMIT_TIME_COLUMN), value_set=pa.array(times, pa.string()))
-        return self._project(rows.filter(mask))
+        return self.read_commits(slices, times, end)
 
     def incremental_plan(self, start: str | None, end: str | None) -> tuple[list[FileSlice], list[str]]:
         """What an incremental query over ``(start, end]`` reads: the latest slices as of ``end`` of
@@ -167,9 +159,18 @@ class TableScan:
         slices = [s for s in plan.slices if (s.partition_path, s.file_id) in touched]
         return slices, [i.requested_time for i in in_range]
 
-    def read_slices(self, slices: Sequence[FileSlice], as_of: str | None) -> pa.Table:
-        """The merged rows of ``slices`` as of ``as_of`` with this scan's columns and filters."""
-        return self._read_slices(slices, self._schema(), as_of)
+    def read_commits(self, slices: Sequence[FileSlice], times: Sequence[str], as_of: str | None) -> pa.Table:
+        """The rows of ``slices`` as of ``as_of`` whose ``_hoodie_commit_time`` is one of ``times``,
+        with this scan's columns and filters (what an incremental query returns of them)."""
+        saved = self.columns
+        if saved is not None and COMMIT_TIME_COLUMN not in saved:
+            self.columns = [*saved, COMMIT_TIME_COLUMN]
+        try:
+            rows = self._read_slices(slices, self._schema(), as_of)
+        finally:
+            self.columns = saved
+        mask = pc.is_in(rows.column(COMMIT_TIME_COLUMN), value_set=pa.array(list(times), pa.string()))
+        return self._project(rows.filter(mask))
 
     # --- small pieces ------------------------------------------------------------------------------
 

@@ -49,11 +49,10 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 import hudi_md
 from hudi_md.errors import HudiMdError, InvalidOptionError
-from hudi_md.read.scan import COMMIT_TIME_COLUMN, TableScan
+from hudi_md.read.scan import TableScan
 from hudi_md.table.fs_view import FileSlice
 
 log = logging.getLogger(__name__)
@@ -292,14 +291,9 @@ def _instant_option(table: Any, key: str, raw: str) -> str:
 def _read_incremental_slice(
     table: Any, fs: FileSlice, rng: IncrementalRange, columns: Sequence[str] | None
 ) -> pa.Table:
-    """One merged slice of an incremental query: read as ``TableScan.incremental`` reads it (as of
-    the end), then only the rows of the range's commits, projected to ``columns``."""
-    wanted = list(columns) if columns else None
-    needed = wanted if wanted is None or COMMIT_TIME_COLUMN in wanted else [*wanted, COMMIT_TIME_COLUMN]
-    rows = TableScan(table, columns=needed).read_slices([fs], rng.end)
-    times = pa.array(rng.commit_times, pa.string())
-    rows = rows.filter(pc.is_in(rows.column(COMMIT_TIME_COLUMN), value_set=times))
-    return rows if wanted is None else rows.select(wanted)
+    """One merged slice of an incremental query, read as ``TableScan.incremental`` reads it."""
+    scan = TableScan(table, columns=list(columns) if columns else None)
+    return scan.read_commits([fs], rng.commit_times, rng.end)
 
 
 # --- schemas and slices -----------------------------------------------------------------------------
