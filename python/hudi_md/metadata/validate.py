@@ -84,6 +84,7 @@ def validate_metadata_table(table: Table, *, indexes: bool = True) -> list[Diffe
         for name in sorted(set(a) & set(b)):
             if a[name] != b[name] and not name.startswith("."):
                 diffs.append(Difference("size_mismatch", p, name, mdt_size=a[name], storage_size=b[name]))
+    diffs.extend(_partition_path_differences(table, sorted(mdt_parts)))
     if indexes and not diffs:
         slices = table.file_system_view().latest_file_slices(table.partitions())
         diffs.extend(_record_index_differences(table, slices))
@@ -176,3 +177,44 @@ def _partition_stats_differences(table: Table, slices: Sequence[FileSlice]) -> l
 
 def _file_names(s: FileSlice) -> list[str]:
     return ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
+
+
+def _partition_path_differences(table: Table, partitions: Sequence[str]) -> list[Difference]:
+    """Partitions holding live files whose path is not what Apache Hudi 1.2 writes for the values it
+    stands for (tables written by hudi-md before 0.2 percent-encoded space, ``+`` and non-ASCII
+    with URL encoding on): Hudi reads other values from them and its upserts of their keys land in
+    other partitions. README, "Partition paths", says how to rewrite such a table."""
+    from hudi_md.table.partitions import PartitionScheme
+
+    scheme = PartitionScheme(table.config)
+    if not scheme.is_identity:
+        return []
+    suspect: dict[str, str] = {}
+    for p in partitions:
+        values = scheme.parse(p)
+        if values is None:
+            continue  # a path that does not carry its values (e.g. a value holding `/`)
+        expected = scheme.path_of(values)
+        if expected != p:
+            suspect[p] = expected
+    if not suspect:
+        return []
+    live = {s.partition_path for s in table.file_system_view().latest_file_slices(sorted(suspect))}
+    rule = (
+        "with hoodie.datasource.write.partitionpath.urlencode=true Hudi escapes only Hive's special "
+        "characters (%XX for control characters and \" # % ' * / : = ? [ \\ ] ^ {), and writes space, "
+        "+ and non-ASCII as they are"
+        if scheme.url_encoded
+        else "without URL encoding Hudi writes values as they are, null and empty as "
+        "__HIVE_DEFAULT_PARTITION__"
+    )
+    return [
+        Difference(
+            "partition_path_encoding",
+            p,
+            detail=f"partition path {p!r} is not what Apache Hudi 1.2 writes for its values "
+            f"({expected!r}; rule: {rule}); rewrite the table (README, 'Partition paths')",
+        )
+        for p, expected in sorted(suspect.items())
+        if p in live
+    ]

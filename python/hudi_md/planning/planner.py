@@ -70,8 +70,7 @@ def prune_partitions(
     keep = partition_evaluator(expr, pschema)
     out = []
     for p in partitions:
-        values = scheme.typed_values(p, pschema)
-        if values is None or keep(values):
+        if keep(scheme.pruning_values(p, pschema)):
             out.append(p)
     return out
 

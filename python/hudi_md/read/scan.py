@@ -72,33 +72,30 @@ class TableScan:
         merge = MergeSpec.from_config(self.table.config)
         valid = self._is_valid_instant(as_of)
         row_filter = self._row_filter(schema)
-        config = self.table.config
-        if config.drop_partition_columns and config.partition_fields:
-            # The files lack the partition columns: fill them in from the partition path before
-            # the row filter sees them.
-            scheme = PartitionScheme(config)
-            tables = []
-            for s in slices:
-                rows = read_file_slice(
-                    self.table.storage, s, schema=schema, merge=merge, is_valid_instant=valid
+        scheme = PartitionScheme(self.table.config)
+        tables = []
+        for s in slices:
+            overrides = _read_overrides(scheme, s.partition_path, schema, self.table.uri)
+            if not overrides:
+                tables.append(
+                    read_file_slice(
+                        self.table.storage,
+                        s,
+                        schema=schema,
+                        merge=merge,
+                        is_valid_instant=valid,
+                        columns=self.columns,
+                        filter=row_filter,
+                    )
                 )
-                rows = _with_partition_values(rows, scheme, s.partition_path, self.table.uri)
-                if row_filter is not None:
-                    rows = rows.filter(row_filter)
-                tables.append(rows if self.columns is None else rows.select(self.columns))
-        else:
-            tables = [
-                read_file_slice(
-                    self.table.storage,
-                    s,
-                    schema=schema,
-                    merge=merge,
-                    is_valid_instant=valid,
-                    columns=self.columns,
-                    filter=row_filter,
-                )
-                for s in slices
-            ]
+                continue
+            # Partition columns the reader takes from the path (files without them, or the
+            # default partition's nulls) are set before the row filter sees them.
+            rows = read_file_slice(self.table.storage, s, schema=schema, merge=merge, is_valid_instant=valid)
+            rows = with_values(rows, overrides)
+            if row_filter is not None:
+                rows = rows.filter(row_filter)
+            tables.append(rows if self.columns is None else rows.select(self.columns))
         self.stats["file_slices_read"] = len(slices)
         if not tables:
             out_schema = (
@@ -188,20 +185,25 @@ class TableScan:
         return self._project(schema.empty_table())
 
 
-def _with_partition_values(
-    rows: pa.Table, scheme: PartitionScheme, partition_path: str, uri: str
-) -> pa.Table:
-    """``rows`` with the partition columns set from ``partition_path`` (tables written with
-    ``hoodie.datasource.write.drop.partition.columns=true``); refuses a path it cannot parse."""
-    values = scheme.typed_values(partition_path, rows.schema)
-    if values is None:
+def _read_overrides(
+    scheme: PartitionScheme, partition_path: str, schema: pa.Schema, uri: str
+) -> dict[str, Any]:
+    try:
+        return scheme.read_overrides(partition_path, schema)
+    except ValueError:
         raise UnsupportedFeatureError(
             f"{uri}: partition path {partition_path!r} does not carry the values of "
             f"{', '.join(scheme.fields)} (hoodie.datasource.write.drop.partition.columns=true), "
             "so those columns cannot be read"
-        )
+        ) from None
+
+
+def with_values(rows: pa.Table, values: dict[str, Any]) -> pa.Table:
+    """``rows`` with each of these columns set to one value."""
     for name, value in values.items():
         i = rows.schema.get_field_index(name)
+        if i < 0:
+            continue
         field = rows.schema.field(i)
         rows = rows.set_column(i, field, pa.array([value] * rows.num_rows, field.type))
     return rows

@@ -300,9 +300,10 @@ def _read_incremental_slice(
 
 
 def partition_arrow_schema(table: Any) -> pa.Schema:
-    """Spark partition columns: the table's, when its paths carry their values (identity key
-    generators). Otherwise none: the columns stay ordinary data columns read from the files."""
-    from hudi_md.table.partitions import PartitionScheme
+    """Spark partition columns: the table's, when its paths carry their values exactly (identity
+    key generators; types read back from paths, so not timestamps, whose paths Hudi writes in two
+    forms). Other columns stay ordinary data columns read from the files."""
+    from hudi_md.table.partitions import PartitionScheme, parses_from_path
 
     if not PartitionScheme(table.config).is_identity:
         return pa.schema([])
@@ -310,7 +311,9 @@ def partition_arrow_schema(table: Any) -> pa.Schema:
     fields = []
     for name in table.partition_fields:
         idx = schema.get_field_index(name)
-        fields.append(schema.field(idx) if idx >= 0 else pa.field(name, pa.string()))
+        field = schema.field(idx) if idx >= 0 else pa.field(name, pa.string())
+        if idx < 0 or parses_from_path(field.type):
+            fields.append(field)
     return pa.schema(fields)
 
 

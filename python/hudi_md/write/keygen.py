@@ -5,17 +5,44 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import math
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import quote
 
+import numpy
 import pyarrow as pa
 
 from hudi_md.errors import InvalidOptionError
+from hudi_md.table.partitions import HIVE_DEFAULT_PARTITION, escape_path_value, path_part
 
-HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 NULL_KEY = "__null__"
 EMPTY_KEY = "__empty__"
+# The characters escape_path_value changes, as a regex class (vectorised check first).
+_ESCAPED_PATTERN = "[\\x00-\\x1f\"#%'*/:=?\\[\\\\\\]^{\\x7f]"
+
+
+def java_double_string(v: float, *, single: bool = False) -> str:
+    """Java's ``Double.toString`` (``Float.toString`` with ``single``), which Hudi's key generators
+    use for floating-point values: plain from 1e-3 to 1e7, else ``d.dddE±n``; shortest digits."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
+    shortest = str(numpy.float32(v)) if single else repr(v)
+    sign, digits, exp = decimal.Decimal(shortest).as_tuple()
+    digits_s = "".join(map(str, digits)).rstrip("0") or "0"
+    # Decimal exponent of the first digit: value = 0.d1d2... * 10**point
+    point = len(digits) + int(exp)
+    neg = "-" if sign else ""
+    if 1e-3 <= abs(v) < 1e7:
+        if point <= 0:
+            return f"{neg}0.{'0' * -point}{digits_s}"
+        whole = digits_s[:point].ljust(point, "0")
+        frac = digits_s[point:] or "0"
+        return f"{neg}{whole}.{frac}"
+    return f"{neg}{digits_s[0]}.{digits_s[1:] or '0'}E{point - 1}"
 
 
 def _to_str(v: Any) -> str:
@@ -32,6 +59,10 @@ def _to_str(v: Any) -> str:
         return v.isoformat()
     if isinstance(v, decimal.Decimal):
         return format(v, "f")
+    if isinstance(v, _Float32):
+        return str(v)
+    if isinstance(v, float):
+        return java_double_string(v)
     if isinstance(v, bytes):
         return v.decode("utf-8", "replace")
     return str(v)
@@ -40,7 +71,16 @@ def _to_str(v: Any) -> str:
 def _column(table: pa.Table, name: str) -> list[Any]:
     if table.schema.get_field_index(name) < 0:
         raise InvalidOptionError(f"column {name!r} (a record key or partition path field) is not in the data")
-    return table.column(name).to_pylist()
+    col = table.column(name)
+    if pa.types.is_float32(col.type):
+        # Float.toString of the float itself, not of its widening to a double.
+        return [None if v is None else _Float32(v) for v in col.to_pylist()]
+    return col.to_pylist()
+
+
+class _Float32(float):
+    def __str__(self) -> str:
+        return java_double_string(self, single=True)
 
 
 def _fast_strings(table: pa.Table, name: str) -> pa.Array | None:
@@ -105,26 +145,49 @@ def record_keys(table: pa.Table, fields: Sequence[str], keygen: str) -> pa.Array
 def partition_paths(
     table: pa.Table, fields: Sequence[str], *, hive_style: bool, url_encode: bool
 ) -> pa.Array:
+    """``_hoodie_partition_path`` values, by the rules of :mod:`hudi_md.table.partitions`."""
     import pyarrow.compute as pc
 
     if not fields:
         return pa.array([""] * table.num_rows, pa.string())
     fast = [_fast_strings(table, f) for f in fields]
-    if not url_encode and all(a is not None for a in fast):
+    if all(a is not None for a in fast):
         parts = []
         for f, a in zip(fields, fast, strict=True):
-            a = pc.if_else(pc.or_(pc.is_null(a), pc.equal(a, "")), HIVE_DEFAULT_PARTITION, a)
+            a = pc.if_else(pc.or_kleene(pc.is_null(a), pc.equal(a, "")), HIVE_DEFAULT_PARTITION, a)
+            if url_encode and pc.any(pc.match_substring_regex(a, _ESCAPED_PATTERN)).as_py():
+                a = pa.array([escape_path_value(v) for v in a.to_pylist()], pa.string())
             parts.append(pc.binary_join_element_wise(f"{f}=", a, "") if hive_style else a)
+            if not url_encode and pc.any(pc.match_substring(a, ":")).as_py():
+                _refuse_colon(f, a.filter(pc.match_substring(a, ":"))[0].as_py())
         return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "/")
     columns = [_column(table, f) for f in fields]
+    if not url_encode:
+        for f, col in zip(fields, columns, strict=True):
+            bad = next((v for v in col if v is not None and ":" in _to_str(v)), None)
+            if bad is not None:
+                _refuse_colon(f, _to_str(bad))
     out = []
     for i in range(table.num_rows):
-        parts = []
-        for f, col in zip(fields, columns, strict=True):
-            v = col[i]
-            s = HIVE_DEFAULT_PARTITION if v is None or v == "" else _to_str(v)
-            if url_encode:
-                s = quote(s, safe="")
-            parts.append(f"{f}={s}" if hive_style else s)
-        out.append("/".join(parts))
+        out.append(
+            "/".join(
+                path_part(
+                    f,
+                    None if col[i] is None else _to_str(col[i]),
+                    hive_style=hive_style,
+                    url_encode=url_encode,
+                )
+                for f, col in zip(fields, columns, strict=True)
+            )
+        )
     return pa.array(out, pa.string())
+
+
+def _refuse_colon(field: str, value: str) -> None:
+    # Hadoop parses `a:b` in a path as a URI scheme: Apache Hudi's own writer and reader fail on
+    # such a partition directory, so it is refused before anything is written.
+    raise InvalidOptionError(
+        f"partition path field {field!r} has the value {value!r}, which holds ':'; Apache Hudi cannot "
+        "read such a partition path: set hoodie.datasource.write.partitionpath.urlencode=true when "
+        "creating the table (it writes ':' as %3A)"
+    )
