@@ -20,6 +20,7 @@ legacy 2-level one (``repeated group array``). Spark, parquet-avro and pyarrow r
 
 from __future__ import annotations
 
+import datetime
 import inspect
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -307,6 +308,8 @@ def column_ranges_from_parquet(
             lo = hi = None
             if stats is not None and stats.has_min_max:
                 lo, hi = stats.min, stats.max
+            else:
+                lo = hi = _stub_min_max(chunk.physical_type, str(metadata.schema.column(i).logical_type))
             # parquet-mr Statistics.isEmpty(): no min/max and no null count -> nulls = value count.
             empty = stats is None or (not stats.has_min_max and not stats.has_null_count)
             nulls = chunk.num_values if empty else stats.null_count
@@ -322,6 +325,32 @@ def column_ranges_from_parquet(
             prev = out.get(name)
             out[name] = rng if prev is None else _merge(prev, rng)
     return out
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def _stub_min_max(physical: str, logical: str) -> Any:
+    """What Hudi reads as min and max of a chunk without a value (only nulls, or none at all):
+    parquet-mr's statistics of a numeric or boolean chunk then still answer their primitive default
+    (0, 0.0, false), which Hudi converts by the logical type (epoch day, epoch microsecond); a
+    binary chunk answers null. Stored the same way so Hudi's validator finds the ranges it computes
+    itself; pruning is unaffected, as such a chunk has no value to compare."""
+    if physical not in ("INT32", "INT64", "FLOAT", "DOUBLE", "BOOLEAN"):
+        return None
+    if physical == "BOOLEAN":
+        return False
+    if physical in ("FLOAT", "DOUBLE"):
+        return 0.0
+    if logical == "Date":
+        return datetime.date(1970, 1, 1)
+    if logical.startswith("Timestamp"):
+        return _EPOCH.replace(tzinfo=datetime.timezone.utc) if "isAdjustedToUTC=true" in logical else _EPOCH
+    if logical.startswith("Decimal"):
+        return None  # not written by hudi-md (decimals are fixed-length binary)
+    if logical == "None" or logical.startswith("Int("):
+        return 0
+    return None
 
 
 def _merge(a: ColumnRange, b: ColumnRange) -> ColumnRange:
