@@ -8,7 +8,9 @@
 The shim asks ``python -m hudi_md.spark.planner`` (run with ``spark.pyspark.python``, else
 ``$PYSPARK_PYTHON``, else ``python3``) for the files to read; Spark's Parquet reader reads them.
 The jar must be on the classpath when the JVM starts: ``configure`` has no effect on a session
-that is already running.
+that is already running. With the jar on the classpath at start-up the shim also refuses every
+Spark write into a ``hudi-md`` table (SQL ``INSERT``, CTAS, ``df.write.format("hudi-md")``,
+``UPDATE``/``DELETE``/``MERGE``): tables are written with ``hudi_md.write``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from typing import Any
 JARS_DIR = Path(__file__).resolve().parent.parent / "jars"
 
 _SCALA_FOR_SPARK_MAJOR = {3: "2.12", 4: "2.13"}
+
+# The shim's session extension: refuses Spark's own writes into hudi-md tables (SQL INSERT, CTAS,
+# df.write.format("hudi-md"), UPDATE/DELETE/MERGE) at analysis. Spark 4 also finds it through the
+# jar's META-INF/services; sessions PySpark 3.5 creates only apply `spark.sql.extensions`.
+EXTENSIONS_CLASS = "hudi.md.spark.HudiMdExtensions"
 
 
 def jar_path(spark_version: str | None = None) -> str:
@@ -48,14 +55,20 @@ def jar_path(spark_version: str | None = None) -> str:
 
 
 def configure(builder: Any, spark_version: str | None = None) -> Any:
-    """Adds the shim jar to ``spark.jars`` (keeping any jars already set) and sets
-    ``spark.pyspark.python`` to this interpreter unless already set. Returns ``builder``."""
+    """Adds the shim jar to ``spark.jars`` (keeping any jars already set), its session extension to
+    ``spark.sql.extensions`` (Spark's own write paths into a ``hudi-md`` table -- SQL ``INSERT``,
+    CTAS, ``df.write.format("hudi-md")``, ``UPDATE``/``DELETE``/``MERGE`` -- then fail at analysis,
+    before anything is written) and sets ``spark.pyspark.python`` to this interpreter unless already
+    set. Returns ``builder``."""
     jar = jar_path(spark_version)
     options = getattr(builder, "_options", {})
     existing = [j for j in str(options.get("spark.jars", "")).split(",") if j.strip()]
     if jar not in existing:
         existing.append(jar)
     builder = builder.config("spark.jars", ",".join(existing))
+    extensions = [e.strip() for e in str(options.get("spark.sql.extensions", "")).split(",") if e.strip()]
+    if EXTENSIONS_CLASS not in extensions:
+        builder = builder.config("spark.sql.extensions", ",".join([*extensions, EXTENSIONS_CLASS]))
     if not options.get("spark.pyspark.python"):
         builder = builder.config("spark.pyspark.python", sys.executable)
     return builder

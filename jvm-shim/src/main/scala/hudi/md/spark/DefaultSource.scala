@@ -1,10 +1,10 @@
 package hudi.md.spark
 
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.SQLContext
+import org.apache.spark.sql.{DataFrame, SQLContext, SaveMode}
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister, RelationProvider, SchemaRelationProvider}
+import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider, SchemaRelationProvider}
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -18,8 +18,16 @@ import org.apache.spark.sql.types.StructType
  * travel), `read_optimized` (base files only) and `incremental` (`hoodie.datasource.read.begin.instanttime`
  * required and exclusive, `hoodie.datasource.read.end.instanttime` optional and inclusive: the
  * latest version of the records written by the commits in that range, see [[Incremental]]).
+ *
+ * Writes through Spark (`df.write.format("hudi-md")`, SQL `INSERT`, CTAS, ...) are refused
+ * ([[WriteGuard]]); `createRelation` with a `SaveMode` is only here to refuse them before anything
+ * touches storage (without it Spark fails with an internal error).
  */
-class DefaultSource extends RelationProvider with SchemaRelationProvider with DataSourceRegister {
+class DefaultSource
+    extends RelationProvider
+    with SchemaRelationProvider
+    with CreatableRelationProvider
+    with DataSourceRegister {
 
   override def shortName(): String = "hudi-md"
 
@@ -31,6 +39,15 @@ class DefaultSource extends RelationProvider with SchemaRelationProvider with Da
       parameters: Map[String, String],
       schema: StructType): BaseRelation =
     relation(sqlContext, parameters, Option(schema))
+
+  override def createRelation(
+      sqlContext: SQLContext,
+      mode: SaveMode,
+      parameters: Map[String, String],
+      data: DataFrame): BaseRelation =
+    WriteGuard.refuse(
+      "DataFrameWriter.save (df.write.format(\"" + shortName() + "\"), mode " + mode + ")",
+      WriteGuard.pathOption(parameters))
 
   private def relation(
       sqlContext: SQLContext,

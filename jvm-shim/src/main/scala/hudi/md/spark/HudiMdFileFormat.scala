@@ -2,9 +2,10 @@ package hudi.md.spark
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+import org.apache.hadoop.mapreduce.Job
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
+import org.apache.spark.sql.execution.datasources.{FileFormat, OutputWriterFactory, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.sources.Filter
@@ -82,6 +83,14 @@ class HudiMdFileFormat(
         case _ => parquet(file)
       }
   }
+
+  /** Spark's file writers never write into a `hudi-md` table (see [[WriteGuard]]). */
+  override def prepareWrite(
+      sparkSession: SparkSession,
+      job: Job,
+      options: Map[String, String],
+      dataSchema: StructType): OutputWriterFactory =
+    WriteGuard.refuse("writing through Spark's file writer (INSERT INTO / INSERT OVERWRITE)", tablePath)
 
   override def toString: String = "HudiMdParquet"
 
