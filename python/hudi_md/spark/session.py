@@ -5,17 +5,19 @@
 >>> spark = configure(SparkSession.builder.master("local[2]")).getOrCreate()
 >>> spark.read.format("hudi-md").load("/path/to/table")
 
-The shim asks ``python -m hudi_md.spark.planner`` (run with ``spark.pyspark.python``, else
-``$PYSPARK_PYTHON``, else ``python3``) for the files to read; Spark's Parquet reader reads them.
-The jar must be on the classpath when the JVM starts: ``configure`` has no effect on a session
-that is already running. With the jar on the classpath at start-up the shim also refuses every
-Spark write into a ``hudi-md`` table (SQL ``INSERT``, CTAS, ``df.write.format("hudi-md")``,
-``UPDATE``/``DELETE``/``MERGE``): tables are written with ``hudi_md.write``.
+The shim asks ``python -m hudi_md.spark.planner`` (run with ``spark.hudi_md.planner.python``,
+else ``spark.pyspark.python``, else ``$PYSPARK_PYTHON``, else ``python3``) for the files to read;
+Spark's Parquet reader reads them. The jar must be on the classpath when the JVM starts:
+``configure`` has no effect on a session that is already running. With the jar on the classpath at
+start-up the shim also refuses every Spark write into a ``hudi-md`` table (SQL ``INSERT``, CTAS,
+``df.write.format("hudi-md")``, ``UPDATE``/``DELETE``/``MERGE``): tables are written with
+``hudi_md.write``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,9 @@ from typing import Any
 JARS_DIR = Path(__file__).resolve().parent.parent / "jars"
 
 _SCALA_FOR_SPARK_MAJOR = {3: "2.12", 4: "2.13"}
+
+# The interpreter the shim starts ``python -m hudi_md.spark.planner`` with (driver and executors).
+PLANNER_PYTHON_CONF = "spark.hudi_md.planner.python"
 
 # The shim's session extension: refuses Spark's own writes into hudi-md tables (SQL INSERT, CTAS,
 # df.write.format("hudi-md"), UPDATE/DELETE/MERGE) at analysis. Spark 4 also finds it through the
@@ -55,11 +60,18 @@ def jar_path(spark_version: str | None = None) -> str:
 
 
 def configure(builder: Any, spark_version: str | None = None) -> Any:
-    """Adds the shim jar to ``spark.jars`` (keeping any jars already set), its session extension to
-    ``spark.sql.extensions`` (Spark's own write paths into a ``hudi-md`` table -- SQL ``INSERT``,
-    CTAS, ``df.write.format("hudi-md")``, ``UPDATE``/``DELETE``/``MERGE`` -- then fail at analysis,
-    before anything is written) and sets ``spark.pyspark.python`` to this interpreter unless already
-    set. Returns ``builder``."""
+    """Prepares a ``SparkSession.builder`` for ``hudi-md``; returns ``builder``.
+
+    - Adds the shim jar for this Spark line to ``spark.jars`` (keeping any jars already set).
+    - Adds the shim's session extension to ``spark.sql.extensions``: Spark's own write paths into a
+      ``hudi-md`` table (SQL ``INSERT``, CTAS, ``df.write.format("hudi-md")``,
+      ``UPDATE``/``DELETE``/``MERGE``) then fail at analysis, before anything is written.
+    - Sets ``spark.pyspark.python`` and ``spark.hudi_md.planner.python`` (the interpreter of the
+      shim's planner process) to this interpreter unless already set.
+    - Sets ``$PYSPARK_PYTHON`` in this process unless already set: PySpark starts its Python
+      workers (``mapInArrow`` in ``hudi_md.write`` and ``read_table``) with that variable, not with
+      ``spark.pyspark.python``, so without it a venv that is not activated is not found.
+    """
     jar = jar_path(spark_version)
     options = getattr(builder, "_options", {})
     existing = [j for j in str(options.get("spark.jars", "")).split(",") if j.strip()]
@@ -69,8 +81,13 @@ def configure(builder: Any, spark_version: str | None = None) -> Any:
     extensions = [e.strip() for e in str(options.get("spark.sql.extensions", "")).split(",") if e.strip()]
     if EXTENSIONS_CLASS not in extensions:
         builder = builder.config("spark.sql.extensions", ",".join([*extensions, EXTENSIONS_CLASS]))
+    python = str(options.get("spark.pyspark.python") or "") or sys.executable
     if not options.get("spark.pyspark.python"):
-        builder = builder.config("spark.pyspark.python", sys.executable)
+        builder = builder.config("spark.pyspark.python", python)
+    if not options.get(PLANNER_PYTHON_CONF):
+        builder = builder.config(PLANNER_PYTHON_CONF, python)
+    if not os.environ.get("PYSPARK_PYTHON"):
+        os.environ["PYSPARK_PYTHON"] = python
     return builder
 
 

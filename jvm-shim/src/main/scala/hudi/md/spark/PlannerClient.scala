@@ -15,12 +15,24 @@ object PlannerSettings {
   val TimeoutConf = "spark.hudi_md.planner.timeoutSeconds"
   val DefaultTimeoutSeconds = 600L
 
-  /** `spark.pyspark.python`, else `$PYSPARK_PYTHON`, else `python3`; the timeout from [[TimeoutConf]]. */
+  /** The interpreter of the planner process (a Python with `hudi_md` installed). */
+  val PythonConf = "spark.hudi_md.planner.python"
+
+  /** How to point the planner at the right interpreter, for error messages. */
+  val PythonHint: String =
+    s"set $PythonConf (or spark.pyspark.python) to a Python with hudi_md installed, e.g. " +
+      s"`spark-sql --conf $PythonConf=/path/to/venv/bin/python`; from PySpark, " +
+      "hudi_md.spark.session.configure(builder) sets it to the driver's interpreter"
+
+  /**
+   * [[PythonConf]], else `spark.pyspark.python`, else `$PYSPARK_PYTHON`, else `python3`; the
+   * timeout from [[TimeoutConf]].
+   */
   def fromConf(conf: org.apache.spark.SparkConf): PlannerSettings =
     PlannerSettings(
-      python = conf.getOption("spark.pyspark.python")
-        .orElse(Option(System.getenv("PYSPARK_PYTHON")))
-        .filter(_.trim.nonEmpty)
+      python = Seq(conf.getOption(PythonConf), conf.getOption("spark.pyspark.python"), Option(System.getenv("PYSPARK_PYTHON")))
+        .flatten
+        .find(_.trim.nonEmpty)
         .getOrElse("python3"),
       timeoutSeconds = conf.getLong(TimeoutConf, DefaultTimeoutSeconds)
     )
@@ -90,9 +102,10 @@ object PlannerClient {
             catch {
               case e2: IOException =>
                 val tail = stopProcess()
+                val why = if (tail.nonEmpty) tail else firstTail
                 throw new HudiMdPlannerException(
                   s"hudi-md planner process (${settings.python} -m $Module) failed twice during '$op': " +
-                    s"${describe(e2)}${describeTail(if (tail.nonEmpty) tail else firstTail)}", e2)
+                    s"${describe(e2)}${describeTail(why)}${interpreterHint(why)}", e2)
             }
         }
       if (!header.path("ok").asBoolean(false)) {
@@ -149,8 +162,7 @@ object PlannerClient {
       catch {
         case e: IOException =>
           throw new HudiMdPlannerException(
-            s"hudi-md: cannot start the planner '$exec -m $Module' (set spark.pyspark.python or PYSPARK_PYTHON " +
-              s"to a Python with hudi_md installed): ${e.getMessage}", e)
+            s"hudi-md: cannot start the planner '$exec -m $Module' (${PlannerSettings.PythonHint}): ${e.getMessage}", e)
       }
     log.info(s"hudi-md: started planner process ${pidOf(proc)} ($exec -m $Module)")
     stderrTail.synchronized(stderrTail.clear())
@@ -200,6 +212,11 @@ object PlannerClient {
   }
 
   private def describeTail(tail: String): String = if (tail.isEmpty) "" else s" $tail"
+
+  /** When the interpreter has no `hudi_md` (or no pyarrow): how to point the planner at one that has. */
+  private def interpreterHint(stderr: String): String =
+    if (stderr.contains("No module named") || stderr.contains("ModuleNotFoundError")) s"\n(${PlannerSettings.PythonHint})"
+    else ""
 
   private def describe(e: Throwable): String = e match {
     case _: java.io.EOFException => "the planner closed its output"
