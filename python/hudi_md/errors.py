@@ -46,3 +46,14 @@ class MetadataTableError(HudiMdError):
 
 class TableNotFoundError(HudiMdError, FileNotFoundError):
     """No Hudi table at the given location."""
+
+
+class UnsupportedSparkVersionError(HudiMdError, ValueError):
+    """The Spark (PySpark) version has no ``hudi-md`` shim; ``supported`` lists the Spark lines."""
+
+    def __init__(self, version: str, supported: tuple[str, ...]) -> None:
+        super().__init__(
+            f"hudi-md's Spark shim supports Spark {' and '.join(supported)}, not Spark {version}"
+        )
+        self.version = version
+        self.supported = supported

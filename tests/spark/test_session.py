@@ -1,4 +1,4 @@
-"""``hudi_md.spark.session.configure`` and a venv that is not activated.
+"""``hudi_md.spark.session.configure``: the Spark lines it accepts, and a venv that is not activated.
 
 PySpark starts its Python workers with ``$PYSPARK_PYTHON`` (else ``python3`` from ``PATH``), not
 with ``spark.pyspark.python``; the shim starts its planner with ``spark.hudi_md.planner.python``
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from hudi_md.spark.session import configure
+from hudi_md.errors import UnsupportedSparkVersionError
+from hudi_md.spark.session import SUPPORTED_SPARK_LINES, configure, jar_path
 
 
 class Builder:
@@ -28,6 +29,31 @@ class Builder:
     def config(self, key: str, value: str) -> Builder:
         self._options[key] = value
         return self
+
+
+@pytest.mark.parametrize("version", ["3.4.1", "4.1.0", "3.3.2", "4.1.0.dev0", "2.4.8", "5.0.0", "nonsense"])
+def test_unsupported_spark_versions_are_refused(version: str) -> None:
+    b = Builder()
+    with pytest.raises(UnsupportedSparkVersionError) as e:
+        configure(b, spark_version=version)
+    assert e.value.version == version
+    assert e.value.supported == SUPPORTED_SPARK_LINES == ("3.5.x", "4.0.x")
+    assert f"not Spark {version}" in str(e.value) and "3.5.x and 4.0.x" in str(e.value)
+    assert b._options == {}  # nothing configured
+    with pytest.raises(UnsupportedSparkVersionError):
+        jar_path(version)
+    assert isinstance(e.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("version", "jar"), [("3.5.0", "2.12"), ("3.5.9", "2.12"), ("4.0.0", "2.13"), ("4.0.5", "2.13")]
+)
+def test_supported_lines_map_to_their_jar(version: str, jar: str) -> None:
+    try:
+        path = jar_path(version)
+    except FileNotFoundError as e:  # the other line's jar may not be built here
+        path = str(e)
+    assert f"hudi-md-spark_{jar}.jar" in path
 
 
 def test_configure_sets_the_interpreters_and_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:

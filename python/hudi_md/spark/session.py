@@ -22,9 +22,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hudi_md.errors import UnsupportedSparkVersionError
+
 JARS_DIR = Path(__file__).resolve().parent.parent / "jars"
 
-_SCALA_FOR_SPARK_MAJOR = {3: "2.12", 4: "2.13"}
+# (major, minor) of the Spark lines a shim jar is built for, and that jar's Scala line. Spark 3.4
+# lacks classes the 3.5 build uses (FileStatusWithMetadata); 4.1+ changed interfaces the 4.0 build
+# implements.
+_SCALA_FOR_SPARK_LINE = {(3, 5): "2.12", (4, 0): "2.13"}
+SUPPORTED_SPARK_LINES = tuple(f"{major}.{minor}.x" for major, minor in _SCALA_FOR_SPARK_LINE)
 
 # The interpreter the shim starts ``python -m hudi_md.spark.planner`` with (driver and executors).
 PLANNER_PYTHON_CONF = "spark.hudi_md.planner.python"
@@ -38,31 +44,39 @@ EXTENSIONS_CLASS = "hudi.md.spark.HudiMdExtensions"
 def jar_path(spark_version: str | None = None) -> str:
     """Absolute path of the shim jar for ``spark_version`` (default: the installed pyspark's).
 
-    Spark 3.x (Scala 2.12) → ``hudi-md-spark_2.12.jar``; Spark 4.x (Scala 2.13) →
+    Spark 3.5.x (Scala 2.12) → ``hudi-md-spark_2.12.jar``; Spark 4.0.x (Scala 2.13) →
     ``hudi-md-spark_2.13.jar``. Raises ``FileNotFoundError`` when the jar has not been built
-    (``scripts/build-shim``) and ``ValueError`` for other Spark versions.
+    (``scripts/build-shim``) and :class:`~hudi_md.errors.UnsupportedSparkVersionError` (a
+    ``ValueError``) for any other Spark version.
     """
     if spark_version is None:
         import pyspark
 
         spark_version = pyspark.__version__
-    try:
-        major = int(spark_version.split(".", 1)[0])
-    except ValueError:
-        raise ValueError(f"cannot parse Spark version {spark_version!r}") from None
-    scala = _SCALA_FOR_SPARK_MAJOR.get(major)
+    scala = _SCALA_FOR_SPARK_LINE.get(_spark_line(spark_version))
     if scala is None:
-        raise ValueError(f"hudi-md's Spark shim supports Spark 3.5 and 4.x, not {spark_version}")
+        raise UnsupportedSparkVersionError(spark_version, SUPPORTED_SPARK_LINES)
     jar = JARS_DIR / f"hudi-md-spark_{scala}.jar"
     if not jar.is_file():
         raise FileNotFoundError(f"{jar} not found; build it with scripts/build-shim")
     return str(jar)
 
 
+def _spark_line(version: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of a version such as ``3.5.9``, ``4.0.0.dev1`` or ``4.1.0-preview``."""
+    parts = version.strip().split(".")
+    try:
+        return int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or "x")
+    except (IndexError, ValueError):
+        return None
+
+
 def configure(builder: Any, spark_version: str | None = None) -> Any:
     """Prepares a ``SparkSession.builder`` for ``hudi-md``; returns ``builder``.
 
-    - Adds the shim jar for this Spark line to ``spark.jars`` (keeping any jars already set).
+    - Adds the shim jar for this Spark line to ``spark.jars`` (keeping any jars already set); an
+      unsupported Spark version raises :class:`~hudi_md.errors.UnsupportedSparkVersionError`
+      naming the supported lines.
     - Adds the shim's session extension to ``spark.sql.extensions``: Spark's own write paths into a
       ``hudi-md`` table (SQL ``INSERT``, CTAS, ``df.write.format("hudi-md")``,
       ``UPDATE``/``DELETE``/``MERGE``) then fail at analysis, before anything is written.
