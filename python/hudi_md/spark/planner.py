@@ -319,12 +319,16 @@ def partition_arrow_schema(table: Any) -> pa.Schema:
 
 def spark_schemas(table: Any) -> tuple[str, str]:
     """(data schema, partition schema) as Spark StructType JSON (partition columns not in the data)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
+    from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
 
     schema = table.schema
     parts = partition_arrow_schema(table)
     data = pa.schema([f for f in schema if f.name not in parts.names])
-    return from_arrow_schema(_sparkable(data)).json(), from_arrow_schema(_sparkable(parts)).json()
+
+    def spark_json(s: pa.Schema) -> str:
+        return json.dumps(arrow_schema_to_spark_json(_sparkable(s)), separators=(",", ":"), sort_keys=True)
+
+    return spark_json(data), spark_json(parts)
 
 
 def _sparkable(schema: pa.Schema) -> pa.Schema:

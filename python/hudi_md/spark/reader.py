@@ -50,9 +50,13 @@ def read_table(
     """A DataFrame of the table's snapshot (or read-optimized view), planned through the MDT."""
     from dataclasses import asdict
 
-    from pyspark.sql.pandas.types import from_arrow_schema
+    from pyspark.sql.types import StructType
 
     from hudi_md.planning.planner import plan_scan
+    from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
+
+    def from_arrow_schema(s: pa.Schema) -> StructType:
+        return StructType.fromJson(arrow_schema_to_spark_json(s))
 
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     table = hudi_md.open_table(path, opts)

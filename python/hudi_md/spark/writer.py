@@ -148,9 +148,9 @@ def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTa
 def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, Any] | None) -> str:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StringType, StructField, StructType
 
+    from hudi_md.spark.arrow_types import spark_schema_to_arrow
     from hudi_md.write.config import OPERATIONS
 
     if operation not in OPERATIONS:
@@ -160,7 +160,7 @@ def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, 
     writer = HudiWriter(uri, options)
     existing = writer._config()
     cfg = WriteConfig.from_options(writer.options, existing)
-    arrow_schema = to_arrow_schema(df.schema)
+    arrow_schema = spark_schema_to_arrow(df.schema)
     avro_schema = writer._avro_schema(cfg, arrow_schema.empty_table(), existing)
     storage_options = dict(writer.storage_options)
     keyed_schema = StructType(
