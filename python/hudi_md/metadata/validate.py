@@ -85,6 +85,7 @@ def validate_metadata_table(table: Table, *, indexes: bool = True) -> list[Diffe
             if a[name] != b[name] and not name.startswith("."):
                 diffs.append(Difference("size_mismatch", p, name, mdt_size=a[name], storage_size=b[name]))
     diffs.extend(_partition_path_differences(table, sorted(mdt_parts)))
+    diffs.extend(_foreign_file_differences(table))
     if indexes and not diffs:
         slices = table.file_system_view().latest_file_slices(table.partitions())
         diffs.extend(_record_index_differences(table, slices))
@@ -218,3 +219,62 @@ def _partition_path_differences(table: Table, partitions: Sequence[str]) -> list
         for p, expected in sorted(suspect.items())
         if p in live
     ]
+
+
+def _foreign_file_differences(table: Table) -> list[Difference]:
+    """Data files under the table's directories that no instant wrote: what a writer other than
+    Hudi leaves behind (Spark's ``part-*.parquet`` and ``_SUCCESS`` after ``INSERT INTO`` through
+    a generic file source, copies, ...). No reader sees them, so their rows are silently missing.
+
+    Every directory but ``.hoodie`` and hidden ones is walked (a foreign writer also creates new
+    partition directories, without ``.hoodie_partition_metadata``). A file is foreign when its name
+    is neither a Hudi base file nor a log file, or names an instant that is not on the active
+    timeline in any state and is not older than it (older instants may be archived). Files of
+    pending or failed instants are left to rollback; ``.hoodie_partition_metadata*``, other hidden
+    files (Hadoop's ``.crc`` checksums) and CDC logs are not judged."""
+    from hudi_md.table.filenames import BaseFileName, LogFileName
+    from hudi_md.table.listing import PARTITION_METAFILE_PREFIX
+
+    instants = table.timeline.times()
+    first = min(instants, default=None)
+
+    def why(name: str) -> str | None:
+        if name.startswith(PARTITION_METAFILE_PREFIX):
+            return None
+        if name.startswith("."):
+            log = LogFileName.parse(name)
+            if log is None or log.is_cdc:
+                return None  # hidden, not a log file: checksums, temporary files
+            instant = log.instant
+        else:
+            base = BaseFileName.parse(name)
+            if base is None:
+                return "not a Hudi base or log file name"
+            instant = base.instant
+        if instant in instants or (first is not None and instant < first):
+            return None
+        return f"names instant {instant}, which is not on the timeline"
+
+    out: list[Difference] = []
+    pending = [""]
+    while pending:
+        directory = pending.pop()
+        for e in table.storage.list(directory):
+            name = e.path.rsplit("/", 1)[-1]
+            if e.is_dir:
+                if not name.startswith("."):
+                    pending.append(e.path)
+                continue
+            reason = why(name)
+            if reason is not None:
+                out.append(
+                    Difference(
+                        "foreign_file",
+                        directory,
+                        name,
+                        storage_size=e.size,
+                        detail=f"{e.path}: no instant wrote this file ({reason}); another writer put it "
+                        "into the table and no reader sees its rows (write with hudi_md.write)",
+                    )
+                )
+    return sorted(out, key=lambda d: (d.partition_path, d.file_name))
