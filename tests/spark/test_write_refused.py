@@ -280,3 +280,23 @@ def test_relation_provider_and_file_format_refuse_writes_without_the_extension(
         )
     assert "hudi-md does not support" in str(e.value) and "hudi_md.write(df, path" in str(e.value)
     assert listing(Path(table)) == before
+
+
+def test_save_as_table_overwrite_of_an_existing_table(hudi_spark, sql_tables, table: str) -> None:
+    """``saveAsTable`` in overwrite mode onto an existing hudi-md table is refused and its files are
+    untouched. Spark 3.5's DataFrameWriter drops the table's catalog entry before it plans the
+    write (no hook runs in between), so there the entry is gone; Spark 4.0 keeps it."""
+    import pyspark
+
+    df = hudi_spark.table("refused_src")
+    try:
+        _assert_refused(
+            hudi_spark,
+            [Path(table)],
+            lambda: df.write.format("hudi-md").mode("overwrite").saveAsTable("refused_us"),
+            "DataFrameWriter.saveAsTable",
+        )
+        assert hudi_spark.catalog.tableExists("refused_us") == (not pyspark.__version__.startswith("3."))
+    finally:
+        hudi_spark.sql(f"CREATE TABLE IF NOT EXISTS refused_us USING hudi_md LOCATION '{table}'")
+    assert hudi_spark.table("refused_us").count() == 4
