@@ -198,3 +198,20 @@ def test_validate_names_paths_written_by_the_old_rule(
     assert t.read(filters=[("zone", "=", "san josé")], columns=["_hoodie_partition_path"]).to_pylist() == [
         {"_hoodie_partition_path": "san josé"}
     ]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.CustomKeyGenerator",
+            "hoodie.datasource.write.partitionpath.field": "zone:timestamp",
+        },
+        {"hoodie.datasource.write.keygenerator.type": "TIMESTAMP"},
+    ],
+)
+def test_timestamp_partitioning_is_refused(tmp_path: Path, extra: dict[str, str]) -> None:
+    path = tmp_path / "t"
+    with pytest.raises(InvalidOptionError, match="TIMESTAMP"):
+        hudi_md.write(ROWS, str(path), operation="insert", options={**_opts(), **extra})
+    assert not path.exists() or not any(p.is_file() for p in path.rglob("*.parquet"))

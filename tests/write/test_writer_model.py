@@ -183,11 +183,16 @@ def check_indexes(path: Path, table: Any, snapshot: pa.Table, table_type: str) -
                     col = group.column(i)
                     if col.path_in_schema in columns:
                         st = col.statistics
-                        # an empty file (every row of the group deleted) has no statistics
-                        value = (st.min, st.max, group.num_rows, st.null_count) if group.num_rows else None
-                        per.setdefault((s.partition_path, col.path_in_schema), []).append(
-                            value or (None, None, 0, 0)
+                        # An empty file (every row of the group deleted) has no statistics; Hudi
+                        # reads parquet-mr's primitive defaults as the range of a numeric column
+                        # (0, 0.0; seen on Hudi 1.2's own column stats), null for a string.
+                        stub = {"INT32": 0, "INT64": 0, "FLOAT": 0.0, "DOUBLE": 0.0}.get(col.physical_type)
+                        value = (
+                            (st.min, st.max, group.num_rows, st.null_count)
+                            if group.num_rows
+                            else (stub, stub, 0, 0)
                         )
+                        per.setdefault((s.partition_path, col.path_in_schema), []).append(value)
     else:
         names = {(s.partition_path, n) for s in slices for n in _slice_files(s)}
         per = {}

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hudi_md.errors import InvalidOptionError
+from hudi_md.table.config import PARTITION_FIELDS
 
 TABLE_NAME = "hoodie.table.name"
 DATABASE_NAME = "hoodie.database.name"
@@ -120,6 +121,7 @@ class WriteConfig:
             hive = existing.hive_style_partitioning
             url = existing.url_encode_partitioning
             keygen = existing.keygen
+            partition_specs = existing.get_list(PARTITION_FIELDS)
             merge_mode = existing.record_merge_mode
             database = existing.database_name
         else:
@@ -127,7 +129,8 @@ class WriteConfig:
             if not table_name:
                 raise InvalidOptionError(f"{TABLE_NAME} is required to create a table")
             record_keys = _list(opts.get(RECORD_KEY, "uuid"))
-            partitions = [p.split(":", 1)[0] for p in _list(opts.get(PARTITION_PATH))]
+            partition_specs = _list(opts.get(PARTITION_PATH))
+            partitions = [p.split(":", 1)[0] for p in partition_specs]
             ordering = _list(
                 opts.get(ORDERING)
                 or opts.get("hoodie.datasource.write.ordering.fields")
@@ -149,6 +152,7 @@ class WriteConfig:
             database = opts.get(DATABASE_NAME, "default")
         if not record_keys:
             raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
+        _check_partition_specs(keygen, partition_specs)
         keep_min, keep_max = _int(opts, KEEP_MIN_COMMITS, 20), _int(opts, KEEP_MAX_COMMITS, 30)
         if not 0 < keep_min < keep_max:
             raise InvalidOptionError(
@@ -210,3 +214,22 @@ def _keygen(opts: Mapping[str, str], record_keys: list[str], partitions: list[st
     if not partitions:
         return "NON_PARTITION"
     return "COMPLEX" if len(record_keys) > 1 or len(partitions) > 1 else "SIMPLE"
+
+
+def _check_partition_specs(keygen: str, specs: list[str]) -> None:
+    """Only key generators whose partition path is the value itself are written: a timestamp
+    partition (``TimestampBasedKeyGenerator``, ``field:TIMESTAMP`` of ``CustomKeyGenerator``)
+    formats values by settings hudi-md does not apply, so its paths would differ from Hudi's."""
+    if keygen not in ("SIMPLE", "COMPLEX", "NON_PARTITION", "CUSTOM"):
+        raise InvalidOptionError(
+            f"key generator {keygen} is not supported by hudi-md's writer (its partition paths would "
+            "not be Apache Hudi's); supported: SimpleKeyGenerator, ComplexKeyGenerator, "
+            "NonpartitionedKeyGenerator, CustomKeyGenerator with SIMPLE fields"
+        )
+    for spec in specs:
+        kind = spec.partition(":")[2]
+        if kind and kind.strip().upper() != "SIMPLE":
+            raise InvalidOptionError(
+                f"{PARTITION_PATH}: {spec!r} is a {kind.strip().upper()} partition field, which "
+                "hudi-md's writer does not support (only field or field:SIMPLE)"
+            )
