@@ -300,3 +300,92 @@ def test_hudi_md_reads_what_hudi_writes(
             problems.append(str(e)[:600])
     assert not problems, "\n".join(problems)
     assert _md_validate(path) == []
+
+
+TYPED_SCHEMA = (
+    "uid string, ts long, iv int, lv long, dv date, tv timestamp, decv decimal(10,2), bv boolean, fv double"
+)
+TYPED_FIELDS = ["iv", "lv", "dv", "tv", "decv", "bv", "fv"]
+
+
+def _typed_rows() -> list[tuple]:
+    utc = datetime.timezone.utc
+    out = []
+    for i in range(12):
+        out.append(
+            (
+                f"t{i:02d}",
+                i,
+                i % 3 - 1,
+                10_000_000_000 * (i % 2),
+                datetime.date(2024, 1, 1 + i % 4),
+                datetime.datetime(2024, 1, 1, 12, i % 2, 30, 250_000, tzinfo=utc),
+                decimal.Decimal(f"{i % 3}.50"),
+                i % 2 == 0,
+                [0.5, 1e7, 123.25][i % 3],
+            )
+        )
+    out.append(("t99", 99, None, None, None, None, None, None, None))
+    return out
+
+
+@pytest.mark.ci
+def test_typed_partition_columns(spark: Any, hudi: Any, tables_root: Path) -> None:
+    """Integer, long, date, timestamp, decimal, boolean and double partition columns: hudi-md writes
+    the partition paths Hudi's upsert path writes; each reads the other's table as it reads its own
+    (Hudi reads a timestamp partition column back as null from such paths: its bug, the same on
+    both tables; hudi-md reads the stored values and does not prune on timestamp paths)."""
+    import hudi_md
+
+    opts = {
+        "hoodie.datasource.write.recordkey.field": "uid",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+        "hoodie.datasource.write.partitionpath.field": ",".join(TYPED_FIELDS),
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.record.index.enable": "true",
+        "hoodie.metadata.index.column.stats.enable": "true",
+    }
+    df = spark.createDataFrame(_typed_rows(), TYPED_SCHEMA)
+    by_hudi, by_md = str(tables_root / "typed-hudi"), str(tables_root / "typed-md")
+    w = {**opts, "hoodie.table.name": "typed_hudi", "hoodie.datasource.write.operation": "upsert"}
+    df.write.format("hudi").options(**w).mode("overwrite").save(by_hudi)
+    hudi_md.write(df, by_md, operation="upsert", options={**opts, "hoodie.table.name": "typed_md"})
+
+    def paths(path: str) -> dict[str, str]:
+        return {
+            r.uid: r._hoodie_partition_path
+            for r in hudi.read_df(path).select("uid", "_hoodie_partition_path").collect()
+        }
+
+    assert paths(by_md) == paths(by_hudi)
+    columns = ["uid", *TYPED_FIELDS]
+    hudi_view = {r.uid: tuple(r) for r in hudi.read_df(by_hudi).select(*columns).collect()}
+    assert {r.uid: tuple(r) for r in hudi.read_df(by_md).select(*columns).collect()} == hudi_view
+
+    stored = {r[0]: r for r in _typed_rows()}
+    for filters in (
+        [("iv", "=", 0)],
+        [("lv", ">", 0)],
+        [("dv", "<=", datetime.date(2024, 1, 2))],
+        [("decv", "=", decimal.Decimal("1.50"))],
+        [("bv", "=", True)],
+        [("fv", ">=", 123.0)],
+        [("tv", ">", datetime.datetime(2024, 1, 1, 12, 0, 59, tzinfo=datetime.timezone.utc))],
+    ):
+        col, op, value = filters[0]
+        idx = ["uid", "ts", *TYPED_FIELDS].index(col)
+        want = sorted(
+            u
+            for u, r in stored.items()
+            if r[idx] is not None
+            and {"=": r[idx] == value, ">": r[idx] > value, "<=": r[idx] <= value, ">=": r[idx] >= value}[op]
+        )
+        for path in (by_hudi, by_md):
+            got = sorted(
+                hudi_md.open_table(path).read(filters=filters, columns=["uid"]).column("uid").to_pylist()
+            )
+            assert got == want, f"{path} {filters}"
+    for path in (by_hudi, by_md):
+        assert _md_validate(path) == []
