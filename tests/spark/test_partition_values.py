@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import hudi_md
+from hudi_md.spark.reader import read_table
 
 from partition_values import (
     COLUMNS,
@@ -61,11 +62,17 @@ def test_partition_filters_through_the_format(
         got = _rows_by_uid(
             [r.asDict() for r in df.where(spark_predicate(filters)).select(*COLUMNS).collect()]
         )
-        python = _rows_by_uid(table.read(filters=filters).to_pylist())
-        if got != expected or python != expected:
-            problems.append(
-                f"{filters}: format(hudi-md) only {sorted(set(got) - set(expected))}, "
-                f"missing {sorted(set(expected) - set(got))}; Python reader only "
-                f"{sorted(set(python) - set(expected))}, missing {sorted(set(expected) - set(python))}"
-            )
+        readers = {
+            "format(hudi-md)": got,
+            "Python reader": _rows_by_uid(table.read(filters=filters).to_pylist()),
+            "read_table": _rows_by_uid(
+                [r.asDict() for r in read_table(hudi_spark, path, filters=filters, columns=COLUMNS).collect()]
+            ),
+        }
+        for name, rows_read in readers.items():
+            if rows_read != expected:
+                wrong = sorted(
+                    k for k in set(rows_read) | set(expected) if rows_read.get(k) != expected.get(k)
+                )
+                problems.append(f"{filters}: {name} differs from the model on {wrong[:8]}")
     assert not problems, "\n".join(problems)

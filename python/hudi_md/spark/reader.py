@@ -5,6 +5,7 @@ Parquet reader, slices with log files merged by Python workers on the executors 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -16,11 +17,14 @@ import hudi_md
 def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | None, as_of: str | None):
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from hudi_md.read.merge import MergeSpec
+        from hudi_md.read.scan import with_values
         from hudi_md.read.slice_reader import instant_validator, read_file_slice
         from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
+        from hudi_md.table.partitions import PartitionScheme
 
         table = hudi_md.open_table(path, dict(options))
         schema = table.schema
+        scheme = PartitionScheme(table.config)
         merge = MergeSpec.from_config(table.config)
         valid = instant_validator(table.timeline, as_of)
         for b in batches:
@@ -32,7 +36,7 @@ def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | No
                 rows = read_file_slice(
                     table.storage, s, schema=schema, merge=merge, is_valid_instant=valid, columns=columns
                 )
-                yield from rows.to_batches()
+                yield from with_values(rows, scheme.read_overrides(s.partition_path, schema)).to_batches()
 
     return fn
 
@@ -50,10 +54,12 @@ def read_table(
     """A DataFrame of the table's snapshot (or read-optimized view), planned through the MDT."""
     from dataclasses import asdict
 
+    from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
     from hudi_md.planning.planner import plan_scan
     from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
+    from hudi_md.table.partitions import PartitionScheme
 
     def from_arrow_schema(s: pa.Schema) -> StructType:
         return StructType.fromJson(arrow_schema_to_spark_json(s))
@@ -71,8 +77,19 @@ def read_table(
     with_logs = [s for s in plan.slices if s.log_files]
     frames = []
     if base_only:
-        files = [table.storage.uri(s.base_file.path) for s in base_only]
-        frames.append(spark.read.schema(from_arrow_schema(schema)).parquet(*files).select(*cols))
+        # Partition columns read from the path (the default partition's nulls, files without the
+        # columns) are set per partition, as the Python reader sets them.
+        scheme = PartitionScheme(table.config)
+        groups: dict[str, list[Any]] = {}
+        for s in base_only:
+            overrides = scheme.read_overrides(s.partition_path, schema)
+            groups.setdefault(json.dumps(overrides, sort_keys=True, default=str), []).append((s, overrides))
+        for members in groups.values():
+            files = [_literal_path(table.storage.uri(s.base_file.path)) for s, _ in members]
+            frame = spark.read.schema(from_arrow_schema(schema)).parquet(*files)
+            for name, value in members[0][1].items():
+                frame = frame.withColumn(name, F.lit(value).cast(frame.schema[name].dataType))
+            frames.append(frame.select(*cols))
     if with_logs:
         descriptors = [json.dumps(asdict(s)) for s in with_logs]
         slices = spark.createDataFrame([(d,) for d in descriptors], "slice string").repartition(
@@ -90,6 +107,12 @@ def read_table(
 
         df = df.filter(_spark_condition(bind(expr, schema)))
     return df
+
+
+def _literal_path(uri: str) -> str:
+    """A file path that Spark's DataFrameReader, which expands Hadoop globs, reads as it is (a
+    partition value may hold ``[``, ``{``, ``*``, ``?`` or a backslash)."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", uri)
 
 
 def _spark_condition(expr: Any) -> Any:
