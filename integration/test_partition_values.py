@@ -91,7 +91,9 @@ def _seed(layout: PartitionLayout) -> int:
 # --- Hudi's key generators through py4j ------------------------------------------------------------------
 
 
-def hudi_keys(spark: Any, layout: PartitionLayout, rows: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+def hudi_keys(
+    spark: Any, layout: PartitionLayout, rows: list[dict[str, Any]], options: dict[str, str] | None = None
+) -> dict[str, tuple[str, str]]:
     """uid → (record key, partition path) as Hudi's key generator makes them from Avro records."""
     import json
 
@@ -111,9 +113,10 @@ def hudi_keys(spark: Any, layout: PartitionLayout, rows: list[dict[str, Any]]) -
         )
     )
     props = jvm.org.apache.hudi.common.config.TypedProperties()
-    for k, v in layout.options("t").items():
+    opts = options or layout.options("t")
+    for k, v in opts.items():
         props.setProperty(k, v)
-    cls = layout.keygen_class.rsplit(".", 1)[-1]
+    cls = opts["hoodie.datasource.write.keygenerator.class"].rsplit(".", 1)[-1]
     keygen = getattr(jvm.org.apache.hudi.keygen, cls)(props)
     out = {}
     for r in rows:
@@ -127,11 +130,13 @@ def hudi_keys(spark: Any, layout: PartitionLayout, rows: list[dict[str, Any]]) -
     return out
 
 
-def md_keys(layout: PartitionLayout, rows: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+def md_keys(
+    layout: PartitionLayout, rows: list[dict[str, Any]], options: dict[str, str] | None = None
+) -> dict[str, tuple[str, str]]:
     from hudi_md.write import keygen
     from hudi_md.write.config import WriteConfig
 
-    cfg = WriteConfig.from_options(layout.options("t"))
+    cfg = WriteConfig.from_options(options or layout.options("t"))
     table = to_arrow(rows)
     keys = keygen.record_keys(table, cfg.record_key_fields, cfg.keygen).to_pylist()
     paths = keygen.partition_paths(
@@ -206,6 +211,31 @@ def test_key_generator_paths_and_keys(spark: Any, layout: PartitionLayout) -> No
     rows = generate_rows(layout, 3 * _row_count(layout), _seed(layout))
     expected = hudi_keys(spark, layout, rows)
     got = md_keys(layout, rows)
+    wrong = {u: (got[u], expected[u]) for u in expected if got[u] != expected[u]}
+    assert not wrong, f"hudi-md (key, path) != Hudi's for {len(wrong)} rows, e.g. {list(wrong.items())[:6]}"
+
+
+@pytest.mark.ci
+@pytest.mark.parametrize(
+    "fields",
+    ["country:simple,zone:SIMPLE,n:simple", " country , zone ", "zone:simple"],
+    ids=["custom-3", "spaces", "custom-1"],
+)
+@pytest.mark.parametrize("hive", [False, True], ids=["plain", "hive"])
+def test_partition_field_forms(spark: Any, fields: str, hive: bool) -> None:
+    """Other forms of hoodie.datasource.write.partitionpath.field Hudi accepts: CustomKeyGenerator's
+    ``field:SIMPLE`` (any case) and names with spaces around them (ComplexKeyGenerator)."""
+    layout = PartitionLayout("COPY_ON_WRITE", 3, hive, True)
+    custom = ":" in fields
+    options = {
+        **layout.options("t"),
+        "hoodie.datasource.write.partitionpath.field": fields,
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen."
+        + ("CustomKeyGenerator" if custom else "ComplexKeyGenerator"),
+    }
+    rows = generate_rows(layout, 60, 7)
+    expected = hudi_keys(spark, layout, rows, options)
+    got = md_keys(layout, rows, options)
     wrong = {u: (got[u], expected[u]) for u in expected if got[u] != expected[u]}
     assert not wrong, f"hudi-md (key, path) != Hudi's for {len(wrong)} rows, e.g. {list(wrong.items())[:6]}"
 
