@@ -24,6 +24,11 @@ class LogFormatError(CorruptFileError):
     """A Hudi log file is truncated or corrupted."""
 
 
+class ParquetFileError(CorruptFileError):
+    """A Parquet file (base file or log-block content) cannot be read: truncated, corrupted, or not
+    Parquet at all."""
+
+
 class CommitMetadataError(CorruptFileError):
     """A timeline instant file (commit, clean, rollback, ...) cannot be decoded."""
 

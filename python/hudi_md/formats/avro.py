@@ -96,16 +96,78 @@ def decode_schemaless(
 def read_container(data: bytes, name: str) -> list[dict[str, Any]]:
     """All records of an Avro object container file (``Obj\\x01`` magic, schema embedded).
 
-    Every record is read, so a truncated or corrupted trailing block is an error rather than a
-    silently shorter list. Errors become :class:`CommitMetadataError` naming ``name``, since the
-    container files Hudi writes are timeline instants.
+    Strict where fastavro is lenient, since these are timeline instants and a half-used one is a
+    wrong answer: every block's records must use up exactly the block's bytes (zeroed or altered
+    bytes otherwise still decode as records with other values), every block ends with the file's
+    sync marker, and nothing follows the last block. Errors become :class:`CommitMetadataError`
+    naming ``name``.
     """
     if data[:4] != b"Obj\x01":
         raise CommitMetadataError(name, "not an Avro object container file (bad magic)")
     try:
-        return list(fastavro.reader(io.BytesIO(data)))
+        return _read_container_strict(bytes(data), name)
+    except CommitMetadataError:
+        raise
     except Exception as exc:  # fastavro raises many types (EOFError, ValueError, SchemaParseException...)
         raise CommitMetadataError(name, f"cannot decode Avro container: {type(exc).__name__}: {exc}") from exc
+
+
+_HEADER_SCHEMA = fastavro.parse_schema(
+    {
+        "type": "record",
+        "name": "org.apache.avro.file.Header",
+        "fields": [
+            {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
+            {"name": "meta", "type": {"type": "map", "values": "bytes"}},
+            {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": 16}},
+        ],
+    }
+)
+
+
+def _read_long(buf: io.BytesIO, name: str) -> int:
+    shift = result = 0
+    while True:
+        b = buf.read(1)
+        if not b:
+            raise CommitMetadataError(name, "truncated Avro container (in a block header)")
+        result |= (b[0] & 0x7F) << shift
+        if not b[0] & 0x80:
+            return (result >> 1) ^ -(result & 1)
+        shift += 7
+        if shift > 63:
+            raise CommitMetadataError(name, "malformed Avro long in a block header")
+
+
+def _read_container_strict(data: bytes, name: str) -> list[dict[str, Any]]:
+    import zlib
+
+    buf = io.BytesIO(data)
+    header = fastavro.schemaless_reader(buf, _HEADER_SCHEMA)
+    meta = header["meta"]
+    codec = meta.get("avro.codec", b"null").decode()
+    if codec not in ("null", "deflate"):
+        return list(fastavro.reader(io.BytesIO(data)))  # not written by Hudi's timeline: lenient
+    writer_schema = fastavro.parse_schema(json.loads(meta["avro.schema"].decode("utf-8")))
+    sync = header["sync"]
+    records: list[dict[str, Any]] = []
+    while buf.tell() < len(data):
+        count = _read_long(buf, name)
+        size = _read_long(buf, name)
+        if count < 0 or size < 0 or buf.tell() + size + 16 > len(data):
+            raise CommitMetadataError(name, f"Avro block of {count} records, {size} bytes runs past the end")
+        block = buf.read(size)
+        if buf.read(16) != sync:
+            raise CommitMetadataError(name, "Avro block is not followed by the file's sync marker")
+        if codec == "deflate":
+            block = zlib.decompress(block, -15)
+        body = io.BytesIO(block)
+        for _ in range(count):
+            records.append(fastavro.schemaless_reader(body, writer_schema, None))
+        if body.tell() != len(block):
+            left = len(block) - body.tell()
+            raise CommitMetadataError(name, f"{left} unexpected bytes after {count} records of an Avro block")
+    return records
 
 
 def _to_date(value: Any) -> datetime.date:

@@ -23,7 +23,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
+from hudi_md.errors import (
+    CommitMetadataError,
+    CorruptFileError,
+    InvalidOptionError,
+    LogFormatError,
+    ParquetFileError,
+    TableConfigError,
+    UnsupportedFeatureError,
+)
 from hudi_md.formats.logfile import HeaderKey, LogBlock, LogBlockType, read_log_file
 from hudi_md.read.merge import LogRecordBuffer, MergeSpec, merge_with_base
 from hudi_md.read.records import (
@@ -74,10 +82,10 @@ def table_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> p
         extra = timeline.metadata(instant).get("extraMetadata") or {}
         text = extra.get("schema")
         if text:
-            schema = _schema_from_avro(text)
+            schema = _parse_schema(text, CommitMetadataError, f"{timeline.name}/{instant.file_name}")
             break
     if schema is None and config.create_schema:
-        schema = _schema_from_avro(config.create_schema)
+        schema = _parse_schema(config.create_schema, TableConfigError, "hoodie.properties")
     if schema is None:
         schema = _latest_base_file_schema(storage, config, timeline)
     if schema is None:
@@ -88,6 +96,17 @@ def table_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> p
         missing = [f for f in config.partition_fields if f not in schema.names]
         schema = pa.schema([*schema, *(pa.field(f, pa.string()) for f in missing)])
     return pa.schema([f.with_nullable(True) for f in schema])
+
+
+def _parse_schema(text: str, error: type[CorruptFileError], where: str) -> pa.Schema:
+    """An embedded Avro schema as Arrow; a schema that does not parse is an error of the file
+    that carries it (an instant, ``hoodie.properties``, a log block)."""
+    try:
+        return _schema_from_avro(text)
+    except UnsupportedFeatureError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise error(where, f"embedded Avro schema does not parse: {type(exc).__name__}: {exc}") from exc
 
 
 @functools.lru_cache(maxsize=64)
@@ -102,7 +121,10 @@ def _latest_base_file_schema(storage: Storage, config: TableConfig, timeline: Ti
     if not bases:
         return None
     latest = max(bases, key=lambda b: (b.instant, b.path))
-    return pq.read_schema(pa.BufferReader(storage.read_bytes(latest.path))).remove_metadata()
+    try:
+        return pq.read_schema(pa.BufferReader(storage.read_bytes(latest.path))).remove_metadata()
+    except (pa.ArrowException, OSError) as exc:
+        raise ParquetFileError(storage.uri(latest.path), f"cannot read the Parquet schema: {exc}") from exc
 
 
 # --- instants ------------------------------------------------------------------------------------
@@ -161,7 +183,19 @@ def read_base_file(
     if not base_file.name.endswith(".parquet"):
         raise UnsupportedFeatureError(f"{storage.uri(base_file.path)}: only Parquet base files are supported")
     target = _project(schema, columns)
-    data = pa.BufferReader(storage.read_bytes(base_file.path))
+    raw = storage.read_bytes(base_file.path)
+    try:
+        return _read_parquet(pa.BufferReader(raw), schema, target, filter)
+    except (pa.ArrowException, OSError) as exc:
+        # pyarrow names no file in its errors (and ArrowInvalid is no hudi-md error).
+        raise ParquetFileError(
+            storage.uri(base_file.path), f"cannot read Parquet: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _read_parquet(
+    data: pa.BufferReader, schema: pa.Schema, target: pa.Schema, filter: pc.Expression | None
+) -> pa.Table:
     parquet = pq.ParquetFile(data)
     file_names = set(parquet.schema_arrow.names)
     read_cols = [n for n in target.names if n in file_names]
@@ -217,7 +251,9 @@ def apply_log_blocks(buffer: LogRecordBuffer, blocks: Sequence[LogBlock]) -> Non
         if block.block_type is LogBlockType.AVRO_DATA:
             if block.schema is None:
                 raise UnsupportedFeatureError(f"{block.file_name}: AVRO_DATA block without a SCHEMA header")
-            block_schema = _schema_from_avro(block.schema)
+            block_schema = _parse_schema(
+                block.schema, LogFormatError, f"{block.file_name} (block at offset {block.offset})"
+            )
             buffer.add_data(avro_records_to_arrow(block.avro_records(), block_schema))
         elif block.block_type is LogBlockType.PARQUET_DATA:
             buffer.add_data(block.parquet_table())
