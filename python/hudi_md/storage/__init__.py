@@ -10,8 +10,18 @@ from hudi_md.storage.base import (
     BytesInputFile,
     FileStatus,
     InputFile,
+    SimulatedCrash,
     Storage,
     StorageStats,
+    set_fault_hook,
 )
 
-__all__ = ["BytesInputFile", "FileStatus", "InputFile", "Storage", "StorageStats"]
+__all__ = [
+    "BytesInputFile",
+    "FileStatus",
+    "InputFile",
+    "SimulatedCrash",
+    "Storage",
+    "StorageStats",
+    "set_fault_hook",
+]

@@ -2,14 +2,59 @@
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import threading
-from collections.abc import Iterable
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import fsspec
 from fsspec.core import url_to_fs
+
+
+class SimulatedCrash(BaseException):
+    """Raised by a fault hook (tests) to kill a writer before a storage mutation.
+
+    A ``BaseException``, so no ``except Exception`` on the way up can swallow it: the process is as
+    good as dead at that point."""
+
+
+# An opt-in, process-wide fault hook: called as ``hook(kind, path)`` before every mutating storage
+# call (kind: write, create, delete, mkdir, rename; path: the full fsspec path). Tests use it to
+# kill a writer after any number of mutations (raise SimulatedCrash, or SIGKILL the process).
+FaultHook = Callable[[str, str], None]
+_fault_hook: FaultHook | None = None
+
+
+def set_fault_hook(hook: FaultHook | None) -> FaultHook | None:
+    """Install ``hook`` (None removes it); returns the previous one."""
+    global _fault_hook
+    previous, _fault_hook = _fault_hook, hook
+    return previous
+
+
+def _before_mutation(kind: str, full_path: str) -> None:
+    hook = _fault_hook
+    if hook is not None:
+        hook(kind, full_path)
+
+
+# File systems whose rename is atomic (and replaces the target): a file written to a temporary
+# name and renamed is never seen half-written. Object stores have no rename, but a single PUT is
+# atomic there already.
+_ATOMIC_RENAME_PROTOCOLS = frozenset({"file", "local", "hdfs", "viewfs", "webhdfs"})
+
+
+def temp_name(name: str) -> str:
+    """The temporary name a file is first written to: hidden (``.name.<uuid>.tmp``), so listings of
+    the timeline, of partitions and of the MDT ignore it."""
+    return f".{name}.{uuid.uuid4().hex}.tmp"
+
+
+def is_temp_name(name: str) -> bool:
+    return name.startswith(".") and name.endswith(".tmp")
 
 
 @dataclass(frozen=True)
@@ -270,6 +315,11 @@ class Storage:
 
     # --- writes --------------------------------------------------------------------------------
 
+    @property
+    def renames_atomically(self) -> bool:
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, (tuple, list)) else (self.fs.protocol,)
+        return any(p in _ATOMIC_RENAME_PROTOCOLS for p in protocols)
+
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
         full = self._full(path)
         if not overwrite and self.fs.exists(full):
@@ -277,8 +327,36 @@ class Storage:
         parent = posixpath.dirname(full)
         if parent:
             self.fs.makedirs(parent, exist_ok=True)
+        _before_mutation("write", full)
         self.fs.pipe_file(full, data)
         self.stats.record("write", self._count_key(path), len(data))
+
+    def write_atomic(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
+        """Write ``path`` so that no reader ever sees it partly written: to a temporary name in the
+        same folder, then renamed, where the file system renames atomically (local disk, HDFS);
+        one PUT elsewhere (atomic on object stores). For metadata files: instants, manifests,
+        properties."""
+        if not self.renames_atomically:
+            self.write_bytes(path, data, overwrite=overwrite)
+            return
+        full = self._full(path)
+        if not overwrite and self.fs.exists(full):
+            raise FileExistsError(self.uri(path))
+        parent = posixpath.dirname(full)
+        if parent:
+            self.fs.makedirs(parent, exist_ok=True)
+        tmp = posixpath.join(parent, temp_name(posixpath.basename(full)))
+        _before_mutation("write", tmp)
+        self.fs.pipe_file(tmp, data)
+        self.stats.record("write", self._count_key(path), len(data))
+        try:
+            _before_mutation("rename", full)
+            self.fs.mv(tmp, full)
+        except Exception:  # not on SimulatedCrash: a dead process leaves its temp file behind
+            with contextlib.suppress(OSError):
+                self.fs.rm(tmp)
+            raise
+        self.stats.record("rename", self._count_key(path))
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Create ``path`` only if absent; False if it exists. Atomic on local and HDFS-like stores;
@@ -288,6 +366,7 @@ class Storage:
         if parent:
             self.fs.makedirs(parent, exist_ok=True)
         self.stats.record("write", self._count_key(path), len(data))
+        _before_mutation("create", full)
         try:
             with self.fs.open(full, "xb") as f:
                 f.write(data)
@@ -302,14 +381,17 @@ class Storage:
 
     def delete(self, path: str, *, recursive: bool = False) -> None:
         self.stats.record("delete", self._count_key(path))
+        _before_mutation("delete", self._full(path))
         self.fs.rm(self._full(path), recursive=recursive)
 
     def makedirs(self, path: str) -> None:
         self.stats.record("mkdir", self._count_key(path))
+        _before_mutation("mkdir", self._full(path))
         self.fs.makedirs(self._full(path), exist_ok=True)
 
     def rename(self, src: str, dst: str) -> None:
         self.stats.record("rename", self._count_key(src))
+        _before_mutation("rename", self._full(src))
         self.fs.mv(self._full(src), self._full(dst))
 
     def __repr__(self) -> str:
