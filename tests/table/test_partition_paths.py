@@ -215,3 +215,4 @@ def test_timestamp_partitioning_is_refused(tmp_path: Path, extra: dict[str, str]
     with pytest.raises(InvalidOptionError, match="TIMESTAMP"):
         hudi_md.write(ROWS, str(path), operation="insert", options={**_opts(), **extra})
     assert not path.exists() or not any(p.is_file() for p in path.rglob("*.parquet"))
+

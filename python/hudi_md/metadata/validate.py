@@ -58,7 +58,17 @@ def validate_metadata_table(table: Table, *, indexes: bool = True) -> list[Diffe
     """
     mdt = table.metadata_table
     if mdt is None:
-        raise ValueError(f"{table.uri} has no readable metadata table to validate")
+        # A table whose first writer died before creating the MDT, or with the MDT turned off:
+        # an answer (a difference), not a crash.
+        return [
+            Difference(
+                "metadata_table_missing",
+                "",
+                detail=f"{table.uri} has no readable metadata table (hoodie.table.metadata.partitions="
+                f"{','.join(table.config.metadata_partitions) or 'none'}); "
+                "`hudi-md metadata create` builds one",
+            )
+        ]
     listing = StorageListing(table.storage)
     diffs: list[Difference] = []
     mdt_parts = set(mdt.all_partitions())
