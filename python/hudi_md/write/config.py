@@ -42,6 +42,8 @@ COMPACT_INLINE_MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
 ARCHIVE_AUTOMATIC = "hoodie.archive.automatic"
 KEEP_MIN_COMMITS = "hoodie.keep.min.commits"
 KEEP_MAX_COMMITS = "hoodie.keep.max.commits"
+CONCURRENCY_MODE = "hoodie.write.concurrency.mode"
+LOCK_PROVIDER = "hoodie.write.lock.provider"
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table")
 
@@ -153,6 +155,7 @@ class WriteConfig:
         if not record_keys:
             raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
         _check_partition_specs(keygen, partition_specs)
+        _check_concurrency(opts)
         keep_min, keep_max = _int(opts, KEEP_MIN_COMMITS, 20), _int(opts, KEEP_MAX_COMMITS, 30)
         if not 0 < keep_min < keep_max:
             raise InvalidOptionError(
@@ -192,6 +195,26 @@ class WriteConfig:
             keep_min_commits=_int(opts, KEEP_MIN_COMMITS, 20),
             keep_max_commits=_int(opts, KEEP_MAX_COMMITS, 30),
             options=opts,
+        )
+
+
+def _check_concurrency(opts: Mapping[str, str]) -> None:
+    """hudi-md writes as a single writer (Hudi's default), serialised by its own lock file
+    (``hudi_md.write.lock``); concurrent writers with conflict resolution are not implemented, so
+    asking for them is refused rather than ignored."""
+    mode = (opts.get(CONCURRENCY_MODE) or "SINGLE_WRITER").strip().upper()
+    if mode != "SINGLE_WRITER":
+        raise InvalidOptionError(
+            f"{CONCURRENCY_MODE}={opts[CONCURRENCY_MODE]} is not supported by hudi-md's writer: it "
+            "writes as a single writer (SINGLE_WRITER), one at a time under its own table lock, and "
+            "does not detect conflicts between concurrent writers"
+        )
+    provider = (opts.get(LOCK_PROVIDER) or "").strip()
+    if provider:
+        raise InvalidOptionError(
+            f"{LOCK_PROVIDER}={provider} is not supported by hudi-md's writer: it always uses its "
+            "own lock file, .hoodie/.locks/hudi-md.lock (with a heartbeat, "
+            "hoodie.client.heartbeat.interval_in_ms), which Hudi's writers do not take"
         )
 
 

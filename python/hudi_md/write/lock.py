@@ -1,63 +1,303 @@
-"""The table lock: a lock file under ``.hoodie`` (Hudi's file-system lock provider's place)."""
+"""The table lock: a lock file under ``.hoodie/.locks`` held by one writer at a time.
+
+The lock file holds its owner's record (JSON): host, pid, a token unique to the acquisition, and
+a heartbeat time the holder refreshes from a daemon thread every ``interval`` seconds (Hudi's
+``hoodie.client.heartbeat.interval_in_ms``, default 60 s). A lock is *stale*, and may be broken,
+when
+
+- its owner is a process of this host that no longer runs (``os.kill(pid, 0)``), or a lock of
+  this very process whose :class:`TableLock` is gone (released, or its writer died with it);
+- its heartbeat is older than ``interval * tolerable misses`` (Hudi's
+  ``hoodie.client.heartbeat.tolerable.misses``, default 2), by the record and the file's mtime;
+- it does not parse (torn by a crash) and its mtime is older than that expiry.
+
+Breaking is race-free without rename: a breaker first creates, exclusively, a tombstone named by
+the hash of the stale record's bytes. Only one breaker wins a given record; the winner re-reads
+the lock file and deletes it only if it still holds those exact bytes (nobody else can change
+them: the owner is dead or stale, other breakers lost the tombstone, and no one can create the
+lock file while it exists). Exclusive creation is atomic on local disk and HDFS, and a conditional
+PUT (``If-None-Match``) on object stores whose fsspec driver supports it (s3fs).
+
+Release deletes the lock file only while it still holds our token. Every failure is a
+:class:`LockError` (a :class:`~hudi_md.errors.HudiMdError`).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import logging
 import os
 import socket
+import threading
 import time
+import uuid
+from collections.abc import Mapping
 from types import TracebackType
+from typing import Any
 
-from hudi_md.errors import HudiMdError
+from hudi_md.errors import HudiMdError, InvalidOptionError
 from hudi_md.storage import Storage
 
-LOCK_FILE = ".hoodie/.locks/hudi-md.lock"
+log = logging.getLogger(__name__)
+
+LOCK_DIR = ".hoodie/.locks"
+LOCK_FILE = f"{LOCK_DIR}/hudi-md.lock"
 DEFAULT_TIMEOUT_S = 60.0
-# A lock older than this is considered abandoned by a crashed writer (Hudi's default lock expiry).
-EXPIRE_S = 600.0
+HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
+HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
+DEFAULT_INTERVAL_S = 60.0
+DEFAULT_MISSES = 2
+# A breaker needs a few requests; a tombstone this old was left by a breaker that died.
+TOMBSTONE_EXPIRY_S = 60.0
+
+# Tokens of the locks this process holds right now (a lock file with our pid and another token
+# was left by a TableLock of this process that is gone).
+_live_tokens: set[str] = set()
+_live_lock = threading.Lock()
 
 
-class LockTimeoutError(HudiMdError):
-    """The table lock could not be acquired in time."""
+class LockError(HudiMdError):
+    """The table lock could not be acquired, kept or released."""
+
+
+class LockTimeoutError(LockError):
+    """The table lock could not be acquired in time (another live writer holds it)."""
+
+
+def heartbeat_settings(options: Mapping[str, str] | None) -> tuple[float, int]:
+    opts = options or {}
+    try:
+        interval = float(opts.get(HEARTBEAT_INTERVAL) or DEFAULT_INTERVAL_S * 1000) / 1000.0
+    except ValueError as e:
+        raise InvalidOptionError(f"{HEARTBEAT_INTERVAL} must be a number of milliseconds") from e
+    try:
+        misses = int(opts.get(HEARTBEAT_MISSES) or DEFAULT_MISSES)
+    except ValueError as e:
+        raise InvalidOptionError(f"{HEARTBEAT_MISSES} must be an integer") from e
+    if interval <= 0 or misses < 1:
+        raise InvalidOptionError(f"{HEARTBEAT_INTERVAL} must be > 0 and {HEARTBEAT_MISSES} >= 1")
+    return interval, misses
 
 
 class TableLock:
-    def __init__(self, storage: Storage, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        options: Mapping[str, str] | None = None,
+        path: str = LOCK_FILE,
+    ) -> None:
         self.storage = storage
         self.timeout_s = timeout_s
+        self.path = path
+        self.interval_s, self.misses = heartbeat_settings(options)
         self.held = False
+        self.lost = False
+        self.token = ""
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # --- the owner record ------------------------------------------------------------------------
+
+    def _record(self, now: float, acquired: float | None = None) -> bytes:
+        return json.dumps(
+            {
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "token": self.token,
+                "acquired": acquired if acquired is not None else now,
+                "heartbeat": now,
+                "interval_ms": int(self.interval_s * 1000),
+                "tolerable_misses": self.misses,
+            }
+        ).encode()
+
+    @property
+    def expiry_s(self) -> float:
+        return self.interval_s * self.misses
+
+    # --- acquire ---------------------------------------------------------------------------------
 
     def acquire(self) -> None:
-        owner = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()}).encode()
+        self.token = uuid.uuid4().hex
+        self.lost = False
         deadline = time.monotonic() + self.timeout_s
-        delay = 0.05
+        delay = 0.02
+        self._acquired_at = time.time()
         while True:
-            if self.storage.create_exclusive(LOCK_FILE, owner):
+            with _live_lock:
+                _live_tokens.add(self.token)  # before the file exists: never judged dead
+            try:
+                created = self.storage.create_exclusive(self.path, self._record(self._acquired_at))
+            except OSError as e:
+                self._forget()
+                raise LockError(f"could not create the lock {self.storage.uri(self.path)}: {e}") from e
+            if created:
                 self.held = True
+                self._start_heartbeat()
                 return
-            if self._expired():
-                self.storage.delete(LOCK_FILE)
+            self._forget()
+            if self._break_if_stale():
                 continue
             if time.monotonic() > deadline:
                 raise LockTimeoutError(
-                    f"could not lock {self.storage.uri(LOCK_FILE)} within {self.timeout_s}s"
+                    f"could not lock {self.storage.uri(self.path)} within {self.timeout_s}s: "
+                    f"held by {self._describe_holder()}"
                 )
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
 
-    def _expired(self) -> bool:
+    def _forget(self) -> None:
+        with _live_lock:
+            _live_tokens.discard(self.token)
+
+    def _read(self) -> tuple[bytes, float | None] | None:
+        """The lock file's bytes and mtime; None when it is gone."""
         try:
-            info = json.loads(self.storage.read_bytes(LOCK_FILE))
-            return time.time() - float(info.get("time", 0)) > EXPIRE_S
-        except (FileNotFoundError, ValueError):
+            data = self.storage.read_bytes(self.path)
+            mtime = self.storage.info(self.path).modification_time
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise LockError(f"could not read the lock {self.storage.uri(self.path)}: {e}") from e
+        return data, mtime
+
+    def _describe_holder(self) -> str:
+        got = self._read()
+        if got is None:
+            return "nobody (released meanwhile)"
+        try:
+            info = json.loads(got[0])
+            return f"host {info.get('host')} pid {info.get('pid')} (heartbeat {info.get('heartbeat')})"
+        except ValueError:
+            return "an unreadable lock record"
+
+    def is_stale(self, data: bytes, mtime: float | None, now: float | None = None) -> bool:
+        """Whether the lock record ``data`` (file mtime ``mtime``) belongs to a dead or silent owner."""
+        now = time.time() if now is None else now
+        try:
+            info = json.loads(data)
+            if not isinstance(info, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            # Torn or foreign: stale once it has not changed for the expiry.
+            return mtime is not None and now - mtime > self.expiry_s
+        host, pid, token = info.get("host"), info.get("pid"), info.get("token")
+        if host == socket.gethostname() and isinstance(pid, int):
+            if pid == os.getpid():
+                with _live_lock:
+                    if token not in _live_tokens:
+                        return True
+            elif not _process_alive(pid):
+                return True
+        try:
+            interval = float(info.get("interval_ms", self.interval_s * 1000)) / 1000.0
+            misses = int(info.get("tolerable_misses", self.misses))
+            beat = float(info.get("heartbeat", info.get("time", 0)))
+        except (TypeError, ValueError):
+            return mtime is not None and now - mtime > self.expiry_s
+        last = max(beat, mtime or 0.0)
+        return now - last > interval * max(misses, 1)
+
+    def _break_if_stale(self) -> bool:
+        """Break the lock if it is stale; True when the caller should try to create it again."""
+        got = self._read()
+        if got is None:
+            return True  # released meanwhile
+        data, mtime = got
+        if not self.is_stale(data, mtime):
             return False
+        digest = hashlib.sha256(data).hexdigest()[:32]
+        try:
+            tomb = self._claim(digest)
+            if tomb is None:
+                return False  # another breaker has this record; wait for it
+            try:
+                again = self._read()
+                if again is not None and again[0] == data:
+                    self.storage.delete(self.path)
+                    log.warning("broke the stale lock %s (%s)", self.storage.uri(self.path), _summary(data))
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    self.storage.delete(tomb)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise LockError(f"could not break the stale lock {self.storage.uri(self.path)}: {e}") from e
+        return True
+
+    def _claim(self, digest: str) -> str | None:
+        """Create the tombstone of the record with this digest; None if a live breaker has it.
+
+        Tombstones are numbered: one left by a breaker that died (older than TOMBSTONE_EXPIRY_S)
+        is passed over for the next number, never deleted, so two breakers never both win."""
+        for n in range(1000):
+            tomb = f"{LOCK_DIR}/.broken.{digest}.{n}"
+            if self.storage.create_exclusive(tomb, self._record(time.time())):
+                return tomb
+            try:
+                mtime = self.storage.info(tomb).modification_time
+            except FileNotFoundError:
+                return None  # its breaker just finished: the record is gone
+            if mtime is None or time.time() - mtime <= TOMBSTONE_EXPIRY_S:
+                return None
+        raise LockError(f"too many abandoned attempts to break {self.storage.uri(self.path)}")
+
+    # --- heartbeat -------------------------------------------------------------------------------
+
+    def _start_heartbeat(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._beat, name="hudi-md-lock-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                if not self.refresh():
+                    return
+            except BaseException as e:  # the thread must never die loudly; the lock may expire
+                log.warning("lock heartbeat of %s failed: %s", self.storage.uri(self.path), e)
+                return
+
+    def refresh(self) -> bool:
+        """Write a new heartbeat if the lock file still holds our token; False (and ``lost``) if not."""
+        got = self._read()
+        if got is None or _token(got[0]) != self.token:
+            self.lost = True
+            log.error("the table lock %s was taken from this writer", self.storage.uri(self.path))
+            return False
+        self.storage.write_atomic(self.path, self._record(time.time(), self._acquired_at))
+        return True
+
+    # --- release ---------------------------------------------------------------------------------
 
     def release(self) -> None:
-        if self.held:
-            with contextlib.suppress(FileNotFoundError):
-                self.storage.delete(LOCK_FILE)
-            self.held = False
+        if not self.held:
+            return
+        self.held = False
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self._forget()  # from here on, a lock file left with our token counts as stale
+        try:
+            got = self._read()
+            if got is None or _token(got[0]) != self.token:
+                log.error(
+                    "the table lock %s is no longer this writer's; not deleting it",
+                    self.storage.uri(self.path),
+                )
+                return
+            self.storage.delete(self.path)
+        except FileNotFoundError:
+            pass
+        except (OSError, LockError) as e:
+            # Whatever this writer did is done; the lock is stale now (its token is dead) and the
+            # next writer breaks it.
+            log.warning("could not delete the table lock %s: %s", self.storage.uri(self.path), e)
 
     def __enter__(self) -> TableLock:
         self.acquire()
@@ -67,3 +307,31 @@ class TableLock:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return True
+    return True
+
+
+def _token(data: bytes) -> str | None:
+    try:
+        info: Any = json.loads(data)
+    except ValueError:
+        return None
+    return info.get("token") if isinstance(info, dict) else None
+
+
+def _summary(data: bytes) -> str:
+    try:
+        info = json.loads(data)
+        return f"host {info.get('host')} pid {info.get('pid')} heartbeat {info.get('heartbeat')}"
+    except (ValueError, AttributeError):
+        return f"{len(data)} unreadable bytes"
