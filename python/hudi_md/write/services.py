@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hudi_md.errors import CorruptFileError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.records_builder import column_stats_record, files_record
 from hudi_md.table.config import TableConfig
+from hudi_md.table.filenames import BaseFileName
 from hudi_md.table.timeline import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT
 from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
 from hudi_md.write.lock import TableLock
@@ -48,7 +50,7 @@ def archive_timeline(writer: HudiWriter, cfg: WriteConfig) -> list:
     from hudi_md.metadata.writer import COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT
     from hudi_md.write.archival import archive, archive_metadata_table
 
-    with TableLock(writer.storage):
+    with TableLock(writer.storage, options=writer.options):
         config = TableConfig.load(writer.storage)
         if config.table_version < 8:
             return []
@@ -79,7 +81,7 @@ def compact_metadata_table(writer: HudiWriter, *, force: bool = False) -> str | 
     from hudi_md.api import Table
     from hudi_md.metadata.writer import MetadataTableWriter
 
-    with TableLock(writer.storage):
+    with TableLock(writer.storage, options=writer.options):
         config = TableConfig.load(writer.storage)
         if not config.metadata_partitions:
             return None
@@ -89,19 +91,170 @@ def compact_metadata_table(writer: HudiWriter, *, force: bool = False) -> str | 
         return mw.compact(reader) if force else mw.compact_if_due(reader)
 
 
+# --- pending table services left by a dead writer -----------------------------------------------
+
+
+def _read_plan(storage: Any, instant_time: str, action: str) -> dict[str, Any] | None:
+    """The plan in ``T.<action>.requested`` (None when the file is gone or holds nothing)."""
+    from hudi_md.formats.commit_metadata import parse_instant_metadata
+
+    path = f"{TIMELINE}/{instant_time}.{action}.requested"
+    try:
+        data = storage.read_bytes(path)
+    except FileNotFoundError:
+        return None
+    return parse_instant_metadata(data, storage.uri(path)) or None
+
+
+def pending_compaction_file_groups(storage: Any, timeline: Any) -> dict[tuple[str, str], str]:
+    """``(partition, file id) -> base instant`` of every file slice a pending (requested or
+    inflight) compaction reads, from the compaction plans."""
+    out: dict[tuple[str, str], str] = {}
+    for instant in timeline.pending().of_actions(COMPACTION):
+        plan = _read_plan(storage, instant.requested_time, COMPACTION) or {}
+        for op in plan.get("operations") or ():
+            out[(op.get("partitionPath") or "", op["fileId"])] = op.get("baseInstantTime") or ""
+    return out
+
+
+def resolve_pending_services(writer: HudiWriter) -> list[str]:
+    """Finish what a dead writer left of table services (the caller holds the table lock, so no
+    live writer is running them): a pending compaction is rolled back to its requested plan (its
+    partial files and MDT deltacommit removed, its inflight file deleted) and run again from the
+    plan, as Hudi's inline compaction does; when a file the plan reads is gone the compaction is
+    rolled back altogether. A pending clean is run again from its plan (cleans are idempotent).
+    Returns the instants resolved."""
+    from hudi_md.table.timeline import Timeline
+
+    done = []
+    for instant in Timeline.load(writer.storage, TIMELINE, 2).pending():
+        if instant.action == COMPACTION:
+            _recover_compaction(writer, instant.requested_time)
+        elif instant.action == CLEAN:
+            _recover_clean(writer, instant.requested_time)
+        else:
+            continue
+        done.append(instant.requested_time)
+    return done
+
+
+def _undo_mdt_deltacommit(writer: HudiWriter, instant_time: str) -> None:
+    """Remove a pending instant's MDT deltacommit (or, if it was folded into an MDT base file
+    already, drop the MDT for a rebuild from storage, as a rollback does)."""
+    if writer._rollback_mdt_instant(instant_time, False):
+        from hudi_md.metadata.lifecycle import delete_metadata_table
+
+        config = TableConfig.load(writer.storage)
+        if config.metadata_partitions:
+            wanted = config.metadata_partitions
+            delete_metadata_table(writer.storage)
+            writer._pending_mdt_rebuild = wanted
+
+
+def _recover_compaction(writer: HudiWriter, instant_time: str) -> None:
+    from hudi_md.api import Table
+
+    try:
+        plan = _read_plan(writer.storage, instant_time, COMPACTION)
+    except CorruptFileError:
+        plan = None
+    # 1. roll back the inflight attempt: its new base files, its MDT deltacommit, its inflight file
+    written = writer._marked_files(instant_time)
+    for op in (plan or {}).get("operations") or ():
+        p = op.get("partitionPath") or ""
+        for e in writer.storage.list(p):
+            parsed = BaseFileName.parse(e.name)
+            if parsed is not None and parsed.instant == instant_time and parsed.file_id == op["fileId"]:
+                written.setdefault(p, []).append(e.name)
+    for p, names in written.items():
+        for n in sorted(set(names)):
+            path = f"{p}/{n}" if p else n
+            if writer.storage.exists(path):
+                writer.storage.delete(path)
+    _undo_mdt_deltacommit(writer, instant_time)
+    inflight = f"{TIMELINE}/{instant_time}.{COMPACTION}.inflight"
+    if writer.storage.exists(inflight):
+        writer.storage.delete(inflight)
+    writer._delete_markers(instant_time)
+    # 2. run it again from its plan, or drop it when the plan cannot be run
+    if plan:
+        table = Table(writer.storage, {})
+        slices = _plan_slices(writer, plan)
+        if slices is not None:
+            log.warning("re-running compaction %s left pending by a failed writer", instant_time)
+            _execute_compaction(writer, table, instant_time, slices)
+            return
+    log.warning(
+        "rolling back compaction %s left pending by a failed writer (plan not runnable)", instant_time
+    )
+    requested = f"{TIMELINE}/{instant_time}.{COMPACTION}.requested"
+    if writer.storage.exists(requested):
+        writer.storage.delete(requested)
+
+
+def _plan_slices(writer: HudiWriter, plan: dict[str, Any]) -> list[Any] | None:
+    """The file slices a compaction plan reads; None when one of their files is missing."""
+    from hudi_md.table.filenames import LogFileName
+    from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
+
+    out = []
+    for op in plan.get("operations") or ():
+        p = op.get("partitionPath") or ""
+        fid = op["fileId"]
+        base_instant = op.get("baseInstantTime") or ""
+        try:
+            base = None
+            if op.get("dataFilePath"):
+                name = op["dataFilePath"].rsplit("/", 1)[-1]
+                size = writer.storage.info(f"{p}/{name}" if p else name).size
+                base = BaseFile(p, name, size, fid, base_instant)
+            logs = []
+            for path in op.get("deltaFilePaths") or ():
+                name = path.rsplit("/", 1)[-1]
+                parsed = LogFileName.parse(name)
+                if parsed is None:
+                    return None
+                size = writer.storage.info(f"{p}/{name}" if p else name).size
+                logs.append(LogFile(p, name, size, fid, parsed.instant, parsed.version, parsed.write_token))
+        except FileNotFoundError:
+            return None
+        out.append(FileSlice(p, fid, base_instant, base, tuple(sorted(logs, key=LogFile.sort_key))))
+    return out
+
+
+def _recover_clean(writer: HudiWriter, instant_time: str) -> None:
+    from hudi_md.api import Table
+
+    try:
+        plan = _read_plan(writer.storage, instant_time, CLEAN)
+    except CorruptFileError:
+        plan = None
+    _undo_mdt_deltacommit(writer, instant_time)
+    if plan is None:
+        # Nothing was deleted without a plan (it is written first): drop the instant.
+        log.warning("dropping clean %s left pending without a readable plan", instant_time)
+        for name in (f"{instant_time}.{CLEAN}.inflight", f"{instant_time}.{CLEAN}.requested"):
+            if writer.storage.exists(f"{TIMELINE}/{name}"):
+                writer.storage.delete(f"{TIMELINE}/{name}")
+        return
+    log.warning("re-running clean %s left pending by a failed writer", instant_time)
+    _execute_clean(writer, Table(writer.storage, {}), instant_time, plan)
+
+
 # --- clean -------------------------------------------------------------------------------------------
 
 
 def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
-    """Delete file slices no query of the retained commits can need; returns the clean instant."""
-    from hudi_md.api import Table
-    from hudi_md.formats.timeline_writer import (
-        clean_metadata_record,
-        cleaner_plan_record,
-        serialize_instant_metadata,
-    )
+    """Delete file slices no query of the retained commits can need; returns the clean instant.
 
-    with TableLock(writer.storage):
+    File groups a pending compaction reads are left alone (Hudi's cleaner excludes them), and the
+    empty slice a pending compaction opens is never counted as a retained version."""
+    from hudi_md.api import Table
+    from hudi_md.formats.timeline_writer import cleaner_plan_record, serialize_instant_metadata
+
+    with TableLock(writer.storage, options=writer.options):
+        resolve_pending_services(writer)
+        writer._finish_mdt_rebuild()
         table = Table(writer.storage, {})
         commits = [i for i in table.timeline.write_timeline()]
         if cfg.cleaner_policy == "KEEP_LATEST_COMMITS" and len(commits) <= cfg.commits_retained:
@@ -112,19 +265,25 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
             else None
         )
         pending_compactions = {i.requested_time for i in table.timeline.pending().of_actions(COMPACTION)}
+        under_compaction = pending_compaction_file_groups(writer.storage, table.timeline)
         view = table.file_system_view()
         to_delete: dict[str, list[tuple[str, int]]] = defaultdict(list)
         replaced = table.timeline.write_timeline().replaced_file_ids()
         for partition, groups in view.file_groups(table.partitions()).items():
             for g in groups:
-                instants = sorted(g.slices, reverse=True)
+                if (partition, g.file_id) in under_compaction:
+                    continue
+                # A pending compaction's slice without a base file continues the slice before it.
+                instants = sorted(
+                    (t for t in g.slices if not (t in pending_compactions and g.slices[t].base_file is None)),
+                    reverse=True,
+                )
                 if cfg.cleaner_policy == "KEEP_LATEST_FILE_VERSIONS":
                     doomed = instants[cfg.file_versions_retained :]
                 else:
                     # keep slices at/after `earliest`, and the newest slice before it
                     older = [t for t in instants if t < earliest]
                     doomed = older[1:]
-                doomed = [t for t in doomed if t not in pending_compactions]
                 for t in doomed:
                     s = g.slices[t]
                     if s.base_file is not None:
@@ -133,7 +292,7 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
                         to_delete[partition].append((lf.name, lf.size))
         # file groups replaced before the retained window: all their files go
         for (partition, file_id), at in replaced.items():
-            if earliest is not None and at < earliest:
+            if earliest is not None and at < earliest and (partition, file_id) not in under_compaction:
                 for e in table.listing.files_in_partitions([partition]).get(partition, []):
                     if e.name.lstrip(".").startswith(file_id):
                         to_delete[partition].append((e.name, e.size))
@@ -147,31 +306,45 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
             last_completed=commits[-1].requested_time,
             policy=cfg.cleaner_policy,
             file_uris={
-                p: [writer.storage.uri(f"{p}/{n}" if p else n) for n, _ in files]
+                p: [writer.storage.uri(f"{p}/{n}" if p else n) for n, _ in sorted(set(files))]
                 for p, files in to_delete.items()
             },
         )
         tw.requested(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
-        tw.inflight(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
-        deleted: dict[str, list[str]] = defaultdict(list)
-        for p, files in to_delete.items():
-            for name, _ in sorted(set(files)):
-                path = f"{p}/{name}" if p else name
-                if writer.storage.exists(path):
-                    writer.storage.delete(path)
-                deleted[p].append(name)
-        config = TableConfig.load(writer.storage)
-        if config.metadata_partitions:
-            _clean_in_mdt(writer, config, instant, deleted, table)
-        meta = clean_metadata_record(
-            instant=instant,
-            earliest_to_retain=earliest,
-            last_completed=commits[-1].requested_time,
-            policy=cfg.cleaner_policy,
-            deleted=deleted,
-        )
-        tw.complete(instant, CLEAN, serialize_instant_metadata("clean", meta))
+        _execute_clean(writer, table, instant, plan)
         return instant
+
+
+def _execute_clean(writer: HudiWriter, table: Any, instant: str, plan: dict[str, Any]) -> None:
+    """Delete the files of a clean plan (those still there), record it in the MDT, complete it."""
+    from hudi_md.formats.timeline_writer import clean_metadata_record, serialize_instant_metadata
+
+    tw = TimelineWriter(writer.storage, TIMELINE)
+    tw.inflight(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
+    earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp")
+    files: dict[str, list[str]] = defaultdict(list)
+    for p, entries in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+        files[p] += [e["filePath"].rsplit("/", 1)[-1] for e in entries or ()]
+    for p, names in (plan.get("filesToBeDeletedPerPartition") or {}).items():
+        files[p] += [n.rsplit("/", 1)[-1] for n in names or ()]
+    deleted: dict[str, list[str]] = defaultdict(list)
+    for p, names in files.items():
+        for name in sorted(set(names)):
+            path = f"{p}/{name}" if p else name
+            if writer.storage.exists(path):
+                writer.storage.delete(path)
+            deleted[p].append(name)
+    config = TableConfig.load(writer.storage)
+    if config.metadata_partitions:
+        _clean_in_mdt(writer, config, instant, deleted, table)
+    meta = clean_metadata_record(
+        instant=instant,
+        earliest_to_retain=earliest,
+        last_completed=plan.get("lastCompletedCommitTimestamp") or "",
+        policy=plan.get("policy") or "KEEP_LATEST_COMMITS",
+        deleted=deleted,
+    )
+    tw.complete(instant, CLEAN, serialize_instant_metadata("clean", meta))
 
 
 def _clean_in_mdt(
@@ -206,15 +379,14 @@ def _clean_in_mdt(
 
 
 def compact(writer: HudiWriter) -> str | None:
-    """Schedule and run a compaction of every MOR file slice that has log files."""
+    """Schedule and run a compaction of every MOR file slice that has log files (after finishing
+    any compaction or clean a failed writer left pending)."""
     from hudi_md.api import Table
-    from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
-    from hudi_md.read.merge import MergeSpec
-    from hudi_md.read.slice_reader import instant_validator, read_file_slice
-    from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, _write_parquet
-    from hudi_md.write.mdt_sync import mdt_records_for_commit
+    from hudi_md.formats.timeline_writer import serialize_instant_metadata
 
-    with TableLock(writer.storage):
+    with TableLock(writer.storage, options=writer.options):
+        resolve_pending_services(writer)
+        writer._finish_mdt_rebuild()
         table = Table(writer.storage, {})
         if not table.config.is_mor:
             return None
@@ -243,100 +415,116 @@ def compact(writer: HudiWriter) -> str | None:
             "preserveHoodieMetadata": True,
         }
         tw.requested(instant, COMPACTION, serialize_instant_metadata("compaction_plan", plan))
-        tw.inflight(instant, COMPACTION, b"")
-        schema = table.schema
-        merge = MergeSpec.from_config(table.config)
-        valid = instant_validator(table.timeline)
-        last_commit = table.timeline.write_timeline().last()
-        avro_schema = (
-            table.timeline.metadata(last_commit).get("extraMetadata", {}).get("schema")
-            if last_commit
-            else None
-        )
-        import json as _json
-
-        from hudi_md.write.schema import with_meta_fields
-
-        avro_with_meta = _json.dumps(with_meta_fields(_json.loads(avro_schema)), separators=(",", ":"))
-        from hudi_md.write.base_file import columns_to_index
-
-        index_columns = columns_to_index(schema) if table.config.metadata_partitions else []
-        ctx = WriteContext(
-            base_uri=writer.uri,
-            storage_options=writer.storage_options,
-            instant=instant,
-            table_schema_json=avro_with_meta,
-            record_key_fields=table.config.record_key_fields,
-            ordering_fields=table.config.ordering_fields,
-            merge_mode=table.config.record_merge_mode,
-            is_mor=True,
-            log_block_format="avro",
-            index_columns=index_columns,
-            with_bloom=True,
-        )
-        results = []
-        for i, s in enumerate(slices):
-            rows = read_file_slice(writer.storage, s, schema=schema, merge=merge, is_valid_instant=valid)
-            task = FileGroupTask(
-                s.partition_path, s.file_id, "insert", token=f"{i}-0-0", prev_commit=s.base_instant
-            )
-            name = task.file_name(instant, False)
-            rows = rows.set_column(
-                rows.schema.get_field_index("_hoodie_file_name"),
-                "_hoodie_file_name",
-                pa.array([name] * rows.num_rows, pa.string()),
-            )
-            path, (res, bloom) = _write_parquet(ctx, writer.storage, task, rows, name)
-            stat = {
-                "fileId": s.file_id,
-                "path": path,
-                "prevCommit": s.base_instant,
-                "numWrites": rows.num_rows,
-                "numDeletes": 0,
-                "numUpdateWrites": 0,
-                "numInserts": 0,
-                "totalWriteBytes": res.file_size,
-                "totalWriteErrors": 0,
-                "partitionPath": s.partition_path,
-                "fileSizeInBytes": res.file_size,
-                "totalLogFilesCompacted": len(s.log_files),
-                "baseFile": name,
-                "logFiles": [],
-            }
-            results.append(
-                TaskResult(
-                    stat,
-                    {k: v for k, v in res.column_stats.items() if k in index_columns},
-                    bloom.serialize() if bloom else None,
-                    "DYNAMIC_V0" if bloom else None,
-                )
-            )
-        stats: dict[str, list] = defaultdict(list)
-        for r in results:
-            stats[r.write_stat["partitionPath"]].append(r.write_stat)
-        meta = commit_metadata_record(
-            dict(stats), operation_type="COMPACT", extra_metadata={"schema": avro_schema}, compacted=True
-        )
-        config = TableConfig.load(writer.storage)
-        if config.metadata_partitions:
-            from hudi_md.metadata.writer import MetadataTableWriter
-
-            types = {f.name: f.type for f in schema}
-            records = mdt_records_for_commit(
-                instant,
-                results,
-                set(config.metadata_partitions) - {K.RECORD_INDEX},
-                types,
-                before=table,
-            )
-            MetadataTableWriter(writer.storage, config, writer.options).write_records(
-                instant,
-                records,
-                partitions=sorted(config.metadata_partitions),
-                operation="UPSERT_PREPPED",  # Hudi's operation type for every MDT deltacommit
-            )
-        tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
+        _execute_compaction(writer, table, instant, slices)
         return instant
+
+
+def _execute_compaction(writer: HudiWriter, table: Any, instant: str, slices: list[Any]) -> None:
+    """Run the requested compaction ``instant`` over ``slices``: inflight, a marker then a new
+    base file per slice, the MDT deltacommit, then the completed commit."""
+    import json as _json
+
+    from hudi_md.formats.timeline_writer import commit_metadata_record
+    from hudi_md.read.merge import MergeSpec
+    from hudi_md.read.slice_reader import instant_validator, read_file_slice
+    from hudi_md.write.base_file import columns_to_index
+    from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, _write_parquet
+    from hudi_md.write.mdt_sync import mdt_records_for_commit
+    from hudi_md.write.schema import with_meta_fields
+    from hudi_md.write.writer import TEMP
+
+    tw = TimelineWriter(writer.storage, TIMELINE)
+    tw.inflight(instant, COMPACTION, b"")
+    schema = table.schema
+    merge = MergeSpec.from_config(table.config)
+    valid = instant_validator(table.timeline)
+    last_commit = table.timeline.write_timeline().last()
+    avro_schema = (
+        table.timeline.metadata(last_commit).get("extraMetadata", {}).get("schema") if last_commit else None
+    )
+    avro_with_meta = _json.dumps(with_meta_fields(_json.loads(avro_schema)), separators=(",", ":"))
+    index_columns = columns_to_index(schema) if table.config.metadata_partitions else []
+    ctx = WriteContext(
+        base_uri=writer.uri,
+        storage_options=writer.storage_options,
+        instant=instant,
+        table_schema_json=avro_with_meta,
+        record_key_fields=table.config.record_key_fields,
+        ordering_fields=table.config.ordering_fields,
+        merge_mode=table.config.record_merge_mode,
+        is_mor=True,
+        log_block_format="avro",
+        index_columns=index_columns,
+        with_bloom=True,
+    )
+    results = []
+    for i, s in enumerate(slices):
+        rows = read_file_slice(writer.storage, s, schema=schema, merge=merge, is_valid_instant=valid)
+        task = FileGroupTask(
+            s.partition_path, s.file_id, "insert", token=f"{i}-0-0", prev_commit=s.base_instant
+        )
+        name = task.file_name(instant, False)
+        # The marker first, so that a rollback of a failed attempt finds the file.
+        marker = f"{TEMP}/{instant}/{s.partition_path}".rstrip("/") + f"/{name}.marker.CREATE"
+        writer.storage.write_bytes(marker, b"")
+        rows = rows.set_column(
+            rows.schema.get_field_index("_hoodie_file_name"),
+            "_hoodie_file_name",
+            pa.array([name] * rows.num_rows, pa.string()),
+        )
+        path, (res, bloom) = _write_parquet(ctx, writer.storage, task, rows, name)
+        stat = {
+            "fileId": s.file_id,
+            "path": path,
+            "prevCommit": s.base_instant,
+            "numWrites": rows.num_rows,
+            "numDeletes": 0,
+            "numUpdateWrites": 0,
+            "numInserts": 0,
+            "totalWriteBytes": res.file_size,
+            "totalWriteErrors": 0,
+            "partitionPath": s.partition_path,
+            "fileSizeInBytes": res.file_size,
+            "totalLogFilesCompacted": len(s.log_files),
+            "baseFile": name,
+            "logFiles": [],
+        }
+        results.append(
+            TaskResult(
+                stat,
+                {k: v for k, v in res.column_stats.items() if k in index_columns},
+                bloom.serialize() if bloom else None,
+                "DYNAMIC_V0" if bloom else None,
+            )
+        )
+    stats: dict[str, list] = defaultdict(list)
+    for r in results:
+        stats[r.write_stat["partitionPath"]].append(r.write_stat)
+    meta = commit_metadata_record(
+        dict(stats), operation_type="COMPACT", extra_metadata={"schema": avro_schema}, compacted=True
+    )
+    config = TableConfig.load(writer.storage)
+    if config.metadata_partitions:
+        from hudi_md.metadata.writer import MetadataTableWriter
+
+        types = {f.name: f.type for f in schema}
+        records = mdt_records_for_commit(
+            instant,
+            results,
+            set(config.metadata_partitions) - {K.RECORD_INDEX},
+            types,
+            before=table,
+        )
+        MetadataTableWriter(writer.storage, config, writer.options).write_records(
+            instant,
+            records,
+            partitions=sorted(config.metadata_partitions),
+            operation="UPSERT_PREPPED",  # Hudi's operation type for every MDT deltacommit
+        )
+    from hudi_md.formats.timeline_writer import serialize_instant_metadata
+
+    tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
+    writer._delete_markers(instant)
 
 
 _ = REPLACE_COMMIT

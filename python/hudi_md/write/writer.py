@@ -157,7 +157,7 @@ class HudiWriter:
                 f"{self.storage.uri()} is table version {existing.table_version}; hudi-md writes version 9"
             )
         avro_schema = self._avro_schema(cfg, data, existing)
-        with TableLock(self.storage):
+        with TableLock(self.storage, options=self.options):
             config = existing or self._create_table(cfg, avro_schema)
             self.rollback_failed_writes(config)
             self._pending_mdt_rebuild = None  # the sync below re-creates whatever is missing
@@ -177,12 +177,17 @@ class HudiWriter:
     # --- rollback of failed writes ---------------------------------------------------------------------
 
     def rollback_failed_writes(self, config: TableConfig) -> list[str]:
-        """Roll back every pending write instant (we hold the lock: nobody else is writing)."""
+        """Roll back every pending write instant, and finish the compactions and cleans a failed
+        writer left pending (:func:`services.resolve_pending_services`). The caller holds the
+        table lock, so no live writer is behind any pending instant."""
+        from hudi_md.write.services import resolve_pending_services
+
         done = []
         for instant in self._timeline().pending():
             if instant.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
                 self.rollback(instant, config)
                 done.append(instant.requested_time)
+        done += resolve_pending_services(self)
         return done
 
     def rollback(self, instant: Instant, config: TableConfig, *, reason: str = "failed write") -> str:
@@ -292,7 +297,7 @@ class HudiWriter:
 
     def rollback_commit(self, instant_time: str) -> str:
         """Roll back a completed write instant; only the latest write may be rolled back."""
-        with TableLock(self.storage):
+        with TableLock(self.storage, options=self.options):
             config = TableConfig.load(self.storage)
             writes = self._timeline().write_timeline()
             target = writes.get(instant_time)
@@ -310,7 +315,7 @@ class HudiWriter:
     def restore(self, instant_time: str) -> list[str]:
         """Bring the table back to its state right after ``instant_time`` (rolls back later writes,
         newest first). Refused when a clean already removed files that state needs."""
-        with TableLock(self.storage):
+        with TableLock(self.storage, options=self.options):
             timeline = self._timeline()
             if timeline.write_timeline().get(instant_time) is None:
                 raise InvalidOptionError(f"no completed write instant {instant_time} in {self.storage.uri()}")
