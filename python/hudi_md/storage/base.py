@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import posixpath
+import random
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -12,6 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import fsspec
 from fsspec.core import url_to_fs
+
+from hudi_md.errors import HudiMdError, InvalidOptionError
 
 
 class SimulatedCrash(BaseException):
@@ -47,6 +52,93 @@ def _before_mutation(kind: str, full_path: str) -> None:
 _ATOMIC_RENAME_PROTOCOLS = frozenset({"file", "local", "hdfs", "viewfs", "webhdfs"})
 
 
+# Hudi's keys for retrying file-system operations (HoodieStorageConfig / FileSystemRetryConfig).
+RETRY_ENABLE = "hoodie.filesystem.operation.retry.enable"
+RETRY_MAX_NUMBERS = "hoodie.filesystem.operation.retry.max_numbers"
+RETRY_INITIAL_INTERVAL_MS = "hoodie.filesystem.operation.retry.initial_interval_ms"
+RETRY_MAX_INTERVAL_MS = "hoodie.filesystem.operation.retry.max_interval_ms"
+
+# Markers of failures worth retrying, as object-store clients word them (S3 503 SlowDown, 500
+# InternalError, throttling, request timeouts, dropped connections).
+_TRANSIENT_MARKERS = (
+    "SlowDown",
+    "Slow Down",
+    "ServiceUnavailable",
+    "Service Unavailable",
+    "503",
+    "InternalError",
+    "Throttl",
+    "TooManyRequests",
+    "RequestTimeout",
+    "timed out",
+    "Timeout",
+    "Connection reset",
+    "Connection aborted",
+    "ConnectionClosed",
+    "ServerDisconnected",
+    "EndpointConnectionError",
+)
+_TRANSIENT_ERRNOS = frozenset(
+    {errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNABORTED, errno.ECONNREFUSED, errno.EPIPE}
+)
+
+
+class StorageError(HudiMdError, OSError):
+    """A storage request failed: ``op`` on ``url``, after ``attempts`` tries; ``transient`` says
+    whether the last failure looked temporary (the request was retried until the policy ran out)."""
+
+    def __init__(self, op: str, url: str, cause: BaseException, *, transient: bool, attempts: int) -> None:
+        kind = "transient failure, retries exhausted" if transient else "failed"
+        super().__init__(f"{op} {url}: {kind} after {attempts} attempt(s): {type(cause).__name__}: {cause}")
+        self.op = op
+        self.url = url
+        self.transient = transient
+        self.attempts = attempts
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a storage failure may succeed when the same request is sent again."""
+    if isinstance(
+        exc, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
+    ):
+        return False
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    if isinstance(exc, OSError) and exc.errno in _TRANSIENT_ERRNOS:
+        return True
+    text = f"{type(exc).__name__}: {exc}"
+    return any(m in text for m in _TRANSIENT_MARKERS)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often a request that failed transiently is sent again: ``attempts`` in all, sleeping
+    ``initial_s`` doubling up to ``max_s`` (with jitter) in between. Hudi's keys configure it; on by
+    default for remote file systems (object stores throttle), off for the local disk."""
+
+    attempts: int = 1
+    initial_s: float = 0.1
+    max_s: float = 2.0
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any], *, remote: bool) -> RetryPolicy:
+        enabled = str(options.get(RETRY_ENABLE, "true" if remote else "false")).strip().lower() == "true"
+        if not enabled:
+            return cls(attempts=1)
+        try:
+            retries = int(options.get(RETRY_MAX_NUMBERS, 4))
+            initial = float(options.get(RETRY_INITIAL_INTERVAL_MS, 100)) / 1000
+            ceiling = float(options.get(RETRY_MAX_INTERVAL_MS, 2000)) / 1000
+        except ValueError as e:
+            raise InvalidOptionError(f"{RETRY_MAX_NUMBERS} / *_interval_ms must be numbers: {e}") from None
+        if retries < 0 or initial < 0 or ceiling < 0:
+            raise InvalidOptionError(f"{RETRY_MAX_NUMBERS} and the retry intervals must not be negative")
+        return cls(attempts=retries + 1, initial_s=initial, max_s=ceiling)
+
+    def delay(self, attempt: int) -> float:
+        return min(self.max_s, self.initial_s * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+
+
 def temp_name(name: str) -> str:
     """The temporary name a file is first written to: hidden (``.name.<uuid>.tmp``), so listings of
     the timeline, of partitions and of the MDT ignore it."""
@@ -77,7 +169,7 @@ class StorageStats:
     Pickles as its current values (Spark executors get a copy; counts made there stay there).
     """
 
-    KINDS = ("list", "info", "exists", "read", "write", "delete", "mkdir", "rename")
+    KINDS = ("list", "info", "exists", "read", "write", "delete", "mkdir", "rename", "retry")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -212,14 +304,20 @@ class Storage:
         *,
         fs: fsspec.AbstractFileSystem | None = None,
         stats: StorageStats | None = None,
+        retry: RetryPolicy | None = None,
         _counter_prefix: str = "",
     ) -> None:
-        self.options = dict(options or {})
+        options = dict(options or {})
+        hoodie = {k: options.pop(k) for k in list(options) if k.startswith("hoodie.")}
+        self.options = options  # fsspec's
         if fs is None:
             fs, fs_root = url_to_fs(root, **self.options)
         else:
             fs_root = fs._strip_protocol(root)
         self.fs: fsspec.AbstractFileSystem = fs
+        protocols = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+        remote = not any(p in ("file", "local", "memory") for p in protocols)
+        self.retry = retry if retry is not None else RetryPolicy.from_options(hoodie, remote=remote)
         self.root_uri = root.rstrip("/") if root not in ("/",) else root
         self._fs_root = str(fs_root).rstrip("/")
         self.stats = stats if stats is not None else StorageStats()
@@ -251,11 +349,42 @@ class Storage:
             self.options,
             fs=self.fs,
             stats=self.stats,
+            retry=self.retry,
             _counter_prefix=self._count_key(path) + "/",
         )
 
     def _count_key(self, path: str) -> str:
         return (self._prefix + path.strip("/")).strip("/")
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def _call(
+        self, op: str, path: str, fn: Callable[[], Any], *, settled: Callable[[], bool] | None = None
+    ) -> Any:
+        """``fn()``, sent again on transient failures per :attr:`retry`; other failures (and
+        transient ones that persist) become :class:`StorageError` naming ``op`` and the URL.
+        ``FileNotFoundError``/``FileExistsError`` pass through: callers act on them. For a request
+        that is not idempotent, ``settled()`` tells after a failure whether it took effect anyway
+        (then it is not sent again)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return fn()
+            except (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, HudiMdError):
+                raise
+            except Exception as exc:
+                transient = is_transient(exc)
+                if transient and settled is not None:
+                    with contextlib.suppress(Exception):
+                        if settled():
+                            return None
+                if not transient or attempt >= self.retry.attempts:
+                    raise StorageError(
+                        op, self.uri(path), exc, transient=transient, attempts=attempt
+                    ) from exc
+                self.stats.record("retry", self._count_key(path))
+                time.sleep(self.retry.delay(attempt))
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -267,7 +396,7 @@ class Storage:
         # fsspec shares that object across tables: a long-lived process would keep an old timeline.
         self.fs.invalidate_cache(full)
         try:
-            entries = self.fs.ls(full, detail=True)
+            entries = self._call("list", path, lambda: self.fs.ls(full, detail=True))
         except FileNotFoundError:
             return []
         out = []
@@ -288,7 +417,7 @@ class Storage:
 
     def info(self, path: str) -> FileStatus:
         self.stats.record("info", self._count_key(path))
-        e = self.fs.info(self._full(path))
+        e = self._call("info", path, lambda: self.fs.info(self._full(path)))
         return FileStatus(
             path=path.strip("/"),
             size=int(e.get("size") or 0),
@@ -298,15 +427,17 @@ class Storage:
 
     def exists(self, path: str) -> bool:
         self.stats.record("exists", self._count_key(path))
-        return bool(self.fs.exists(self._full(path)))
+        return bool(self._call("exists", path, lambda: self.fs.exists(self._full(path))))
 
     def read_bytes(self, path: str) -> bytes:
-        data = self.fs.cat_file(self._full(path))
+        data = self._call("read", path, lambda: self.fs.cat_file(self._full(path)))
         self.stats.record("read", self._count_key(path), len(data))
         return data
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
-        data = self.fs.cat_file(self._full(path), start=offset, end=offset + length)
+        data = self._call(
+            "read", path, lambda: self.fs.cat_file(self._full(path), start=offset, end=offset + length)
+        )
         self.stats.record("read", self._count_key(path), len(data))
         return data
 
@@ -322,13 +453,13 @@ class Storage:
 
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
         full = self._full(path)
-        if not overwrite and self.fs.exists(full):
+        if not overwrite and self._call("exists", path, lambda: self.fs.exists(full)):
             raise FileExistsError(self.uri(path))
         parent = posixpath.dirname(full)
         if parent:
-            self.fs.makedirs(parent, exist_ok=True)
+            self._call("mkdir", path, lambda: self.fs.makedirs(parent, exist_ok=True))
         _before_mutation("write", full)
-        self.fs.pipe_file(full, data)
+        self._call("write", path, lambda: self.fs.pipe_file(full, data))  # a PUT: idempotent
         self.stats.record("write", self._count_key(path), len(data))
 
     def write_atomic(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
@@ -340,18 +471,23 @@ class Storage:
             self.write_bytes(path, data, overwrite=overwrite)
             return
         full = self._full(path)
-        if not overwrite and self.fs.exists(full):
+        if not overwrite and self._call("exists", path, lambda: self.fs.exists(full)):
             raise FileExistsError(self.uri(path))
         parent = posixpath.dirname(full)
         if parent:
-            self.fs.makedirs(parent, exist_ok=True)
+            self._call("mkdir", path, lambda: self.fs.makedirs(parent, exist_ok=True))
         tmp = posixpath.join(parent, temp_name(posixpath.basename(full)))
         _before_mutation("write", tmp)
-        self.fs.pipe_file(tmp, data)
+        self._call("write", path, lambda: self.fs.pipe_file(tmp, data))
         self.stats.record("write", self._count_key(path), len(data))
         try:
             _before_mutation("rename", full)
-            self.fs.mv(tmp, full)
+            self._call(
+                "rename",
+                path,
+                lambda: self.fs.mv(tmp, full),
+                settled=lambda: not self.fs.exists(tmp) and self.fs.exists(full),
+            )
         except Exception:  # not on SimulatedCrash: a dead process leaves its temp file behind
             with contextlib.suppress(OSError):
                 self.fs.rm(tmp)
@@ -364,35 +500,56 @@ class Storage:
         full = self._full(path)
         parent = posixpath.dirname(full)
         if parent:
-            self.fs.makedirs(parent, exist_ok=True)
+            self._call("mkdir", path, lambda: self.fs.makedirs(parent, exist_ok=True))
         self.stats.record("write", self._count_key(path), len(data))
         _before_mutation("create", full)
-        try:
-            with self.fs.open(full, "xb") as f:
-                f.write(data)
-            return True
-        except FileExistsError:
-            return False
-        except (ValueError, NotImplementedError):
-            if self.fs.exists(full):
+
+        def create() -> bool:
+            try:
+                with self.fs.open(full, "xb") as f:
+                    f.write(data)
+                return True
+            except FileExistsError:
                 return False
-            self.fs.pipe_file(full, data)
-            return True
+            except (ValueError, NotImplementedError):
+                if self.fs.exists(full):
+                    return False
+                self.fs.pipe_file(full, data)
+                return True
+
+        def ours() -> bool:
+            # A create whose answer was lost: it took effect if the file holds exactly our bytes.
+            return bool(self.fs.exists(full)) and self.fs.cat_file(full) == data
+
+        result = self._call("create", path, create, settled=ours)
+        return True if result is None else bool(result)
 
     def delete(self, path: str, *, recursive: bool = False) -> None:
         self.stats.record("delete", self._count_key(path))
-        _before_mutation("delete", self._full(path))
-        self.fs.rm(self._full(path), recursive=recursive)
+        full = self._full(path)
+        _before_mutation("delete", full)
+        self._call(
+            "delete",
+            path,
+            lambda: self.fs.rm(full, recursive=recursive),
+            settled=lambda: not self.fs.exists(full),
+        )
 
     def makedirs(self, path: str) -> None:
         self.stats.record("mkdir", self._count_key(path))
         _before_mutation("mkdir", self._full(path))
-        self.fs.makedirs(self._full(path), exist_ok=True)
+        self._call("mkdir", path, lambda: self.fs.makedirs(self._full(path), exist_ok=True))
 
     def rename(self, src: str, dst: str) -> None:
         self.stats.record("rename", self._count_key(src))
-        _before_mutation("rename", self._full(src))
-        self.fs.mv(self._full(src), self._full(dst))
+        full_src, full_dst = self._full(src), self._full(dst)
+        _before_mutation("rename", full_src)
+        self._call(
+            "rename",
+            src,
+            lambda: self.fs.mv(full_src, full_dst),
+            settled=lambda: not self.fs.exists(full_src) and self.fs.exists(full_dst),
+        )
 
     def __repr__(self) -> str:
         return f"Storage({self.root_uri!r})"
