@@ -26,6 +26,9 @@ QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 Filters = Sequence[tuple[str, str, Any]] | Sequence[Sequence[tuple[str, str, Any]]] | None
 
 
+_RETRY_KEYS = "hoodie.filesystem.operation.retry."
+
+
 def open_table(uri: str, options: Mapping[str, Any] | None = None) -> Table:
     """Open the Hudi table at ``uri`` (local path or any fsspec URL).
 
@@ -33,7 +36,8 @@ def open_table(uri: str, options: Mapping[str, Any] | None = None) -> Table:
     (everything not starting with ``hoodie.``, e.g. ``key``/``secret``/``endpoint_url`` for s3fs).
     """
     opts = {str(k): v for k, v in (options or {}).items()}
-    storage_opts = {k: v for k, v in opts.items() if not k.startswith("hoodie.")}
+    # fsspec's options, and Hudi's file-system retry keys (the storage layer applies those).
+    storage_opts = {k: v for k, v in opts.items() if not k.startswith("hoodie.") or k.startswith(_RETRY_KEYS)}
     hoodie_opts = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
     storage = Storage(uri, storage_opts)
     return Table(storage, hoodie_opts)
