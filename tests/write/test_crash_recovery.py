@@ -240,3 +240,63 @@ def test_sigkill_during_inline_compaction(n: int, tmp_path: Path) -> None:
     assert any("compaction" in p for p in _pending(path))
     assert (path / LOCK).exists(), "the killed writer's lock is left behind"
     _recover(path, True, model)
+
+
+# Metadata files a reader must never see half-written: instants, hoodie.properties (and its
+# backup), index.json, the LSM timeline's manifests and _version_.
+_METADATA_FILE = re.compile(
+    r"(^\d+(_\d+)?\.[a-z]+(\.(requested|inflight))?$)|^hoodie\.properties(\.backup)?$|^index\.json$"
+    r"|^manifest_\d+$|^_version_$"
+)
+
+
+def test_metadata_files_are_written_whole(tmp_path: Path) -> None:
+    """On local disk every metadata file is written to a hidden temporary name and renamed into
+    place (never written in place, where a crash would leave it torn); a crash between the two
+    leaves only the temporary file, which listings ignore."""
+    path = tmp_path / "t"
+    in_place: list[str] = []
+    renamed: set[str] = set()
+
+    def hook(kind: str, p: str) -> None:
+        name = p.rsplit("/", 1)[-1]
+        if kind in ("write", "create") and _METADATA_FILE.match(name):
+            in_place.append(p)
+        if kind == "rename" and _METADATA_FILE.match(name):
+            renamed.add(name)
+
+    opts = _options(True, **{"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"})
+    opts["hoodie.archive.automatic"] = "true"
+    previous = set_fault_hook(hook)
+    try:
+        for i in range(6):
+            HudiWriter(str(path), opts).write(_rows(range(i * 5, i * 5 + 40), i + 1, i), "upsert")
+    finally:
+        set_fault_hook(previous)
+    assert in_place == []
+    assert {"hoodie.properties", "index.json"} <= renamed
+    assert any(n.endswith(".commit") for n in renamed) and any(n.endswith(".clean") for n in renamed)
+    # a crash between the temporary write and the rename of a completed instant
+    previous = set_fault_hook(_crash_at_rename(r"/t/\.hoodie/timeline/\d+_\d+\.deltacommit$"))
+    try:
+        with pytest.raises(SimulatedCrash):
+            HudiWriter(str(path), opts).write(_rows(range(0, 10), 9, 9), "upsert")
+    finally:
+        set_fault_hook(previous)
+    timeline = path / ".hoodie" / "timeline"
+    assert [p.name for p in timeline.iterdir() if p.name.endswith(".tmp")]
+    model = _model(*[(range(i * 5, i * 5 + 40), i + 1, i) for i in range(6)])
+    HudiWriter(str(path), _options(True)).write(_rows(*NEXT), "upsert")
+    model.upsert(_rows(*NEXT))
+    check_recovered(path, True, model)
+
+
+def _crash_at_rename(pattern: str) -> Any:
+    crashed = [False]
+
+    def hook(kind: str, p: str) -> None:
+        if crashed[0] or (kind == "rename" and re.search(pattern, p)):
+            crashed[0] = True
+            raise SimulatedCrash(f"before {kind} {p}")
+
+    return hook

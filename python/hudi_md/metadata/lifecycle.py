@@ -76,7 +76,7 @@ def _write_index_defs(storage: Storage, partitions: Iterable[str], columns: Sequ
         existing = json.loads(storage.read_bytes(INDEX_DEFS)).get("indexDefinitions", {})
     existing.update(_index_defs(partitions, columns))
     if existing:
-        storage.write_bytes(INDEX_DEFS, json.dumps({"indexDefinitions": existing}, indent=2).encode("utf-8"))
+        storage.write_atomic(INDEX_DEFS, json.dumps({"indexDefinitions": existing}, indent=2).encode("utf-8"))
 
 
 def fill_index_source_fields(storage: Storage, columns: Sequence[str]) -> None:
@@ -89,7 +89,7 @@ def fill_index_source_fields(storage: Storage, columns: Sequence[str]) -> None:
     if col_stats is None or col_stats.get("sourceFields"):
         return
     col_stats["sourceFields"] = list(columns)
-    storage.write_bytes(INDEX_DEFS, json.dumps({"indexDefinitions": defs}, indent=2).encode("utf-8"))
+    storage.write_atomic(INDEX_DEFS, json.dumps({"indexDefinitions": defs}, indent=2).encode("utf-8"))
 
 
 def initialize_partitions(

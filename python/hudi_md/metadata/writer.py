@@ -122,7 +122,7 @@ class MetadataTableWriter:
 
     def create_table(self) -> None:
         props = mdt_properties(self.data_config)
-        self.storage.write_bytes(C.PROPERTIES_FILE, format_properties(props).encode("utf-8"))
+        self.storage.write_atomic(C.PROPERTIES_FILE, format_properties(props).encode("utf-8"))
         self.storage.makedirs(".hoodie/timeline/history")
 
     def timeline(self) -> Timeline:

@@ -359,13 +359,15 @@ class TableConfig:
 
 def write_table_config(storage: Storage, props: Mapping[str, str]) -> TableConfig:
     """Write ``hoodie.properties`` with its checksum, as ``HoodieTableConfig.modify`` does:
-    backup first, then the new file, re-read and verify, then drop the backup."""
+    backup first, then the new file, re-read and verify, then drop the backup. Each file is
+    written whole (temporary name and rename where that is atomic), and :meth:`TableConfig.load`
+    falls back to the backup while the main file is missing or fails its checksum."""
     props = dict(props)
     props[CHECKSUM] = str(compute_checksum(props.get(DATABASE_NAME, ""), props[TABLE_NAME]))
     data = format_properties(props).encode("utf-8")
     if storage.exists(PROPERTIES_FILE):
-        storage.write_bytes(PROPERTIES_BACKUP_FILE, storage.read_bytes(PROPERTIES_FILE))
-    storage.write_bytes(PROPERTIES_FILE, data)
+        storage.write_atomic(PROPERTIES_BACKUP_FILE, storage.read_bytes(PROPERTIES_FILE))
+    storage.write_atomic(PROPERTIES_FILE, data)
     config = TableConfig.from_bytes(storage.read_bytes(PROPERTIES_FILE), storage.uri(PROPERTIES_FILE))
     if storage.exists(PROPERTIES_BACKUP_FILE):
         storage.delete(PROPERTIES_BACKUP_FILE)

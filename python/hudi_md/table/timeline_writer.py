@@ -1,8 +1,10 @@
 """Writing layout-2 timeline files: ``T.a.requested`` → ``T.a.inflight`` → ``T_C.a``.
 
-Each transition is one object written whole (object stores have no rename-if-absent), in the order
-Hudi uses, so a reader listing the folder at any moment sees a consistent state: an instant counts
-as completed only once ``T_C.<action>`` exists.
+Each transition is one file written whole, in the order Hudi uses, so a reader listing the folder at
+any moment sees a consistent state: an instant counts as completed only once ``T_C.<action>``
+exists. Where the file system renames atomically (local disk, HDFS) each file is written to a hidden
+temporary name and renamed (:meth:`Storage.write_atomic`), so a crash never leaves a torn instant
+file; on object stores one PUT is atomic already. Timeline listings skip the temporary names.
 """
 
 from __future__ import annotations
@@ -47,13 +49,13 @@ class TimelineWriter:
 
     def requested(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
         name = f"{instant_time}.{action}.requested"
-        self.storage.write_bytes(self._file(name), content)
+        self.storage.write_atomic(self._file(name), content)
         return Instant(instant_time, action, State.REQUESTED, None, name)
 
     def inflight(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
         # A COW commit's inflight file is `T.inflight`, without the action (Hudi's convention).
         name = f"{instant_time}.inflight" if action == COMMIT else f"{instant_time}.{action}.inflight"
-        self.storage.write_bytes(self._file(name), content)
+        self.storage.write_atomic(self._file(name), content)
         return Instant(instant_time, action, State.INFLIGHT, None, name)
 
     def complete(
@@ -62,7 +64,7 @@ class TimelineWriter:
         done_action = COMPLETES_AS.get(action, action)
         completion = completion_time or new_instant_time(after=instant_time)
         name = f"{instant_time}_{completion}.{done_action}"
-        self.storage.write_bytes(self._file(name), content, overwrite=False)
+        self.storage.write_atomic(self._file(name), content, overwrite=False)
         return Instant(instant_time, done_action, State.COMPLETED, completion, name)
 
     def delete_pending(self, instant: Instant) -> None:

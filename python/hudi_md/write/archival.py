@@ -536,9 +536,9 @@ class LSMTimelineWriter:
         manifest = f"{MANIFEST_PREFIX}{new_version}"
         listed = {s.name for s in self.storage.list(self.path)}
         self._remove(manifest, listed)  # left by a write that failed before `_version_`
-        self.storage.write_bytes(self._file(manifest), manifest_json(entries).encode("utf-8"))
+        self.storage.write_atomic(self._file(manifest), manifest_json(entries).encode("utf-8"))
         self._remove(VERSION_FILE, listed)
-        self.storage.write_bytes(self._file(VERSION_FILE), str(new_version).encode("utf-8"))
+        self.storage.write_atomic(self._file(VERSION_FILE), str(new_version).encode("utf-8"))
         return new_version
 
     # --- compaction and cleaning ---
