@@ -242,6 +242,52 @@ def test_sigkill_during_inline_compaction(n: int, tmp_path: Path) -> None:
     _recover(path, True, model)
 
 
+def _fail_on(pattern: str, times: int = 1) -> Any:
+    left = [times]
+
+    def hook(kind: str, path: str) -> None:
+        if left[0] and re.search(pattern, f"{kind} {path}"):
+            left[0] -= 1
+            raise PermissionError(f"injected: {kind} {path}")
+
+    return hook
+
+
+def test_lock_release_failure_after_commit_reports_success(tmp_path: Path) -> None:
+    """The lock's delete fails (once) after the commit completed: the write reports its commit,
+    and the lock it left (a dead token of this process) does not block what follows."""
+    path = tmp_path / "t"
+    HudiWriter(str(path), _options(True)).write(_rows(*STEPS[0]), "upsert")
+    previous = set_fault_hook(_fail_on(r"^delete .*hudi-md\.lock$"))
+    try:
+        result = HudiWriter(str(path), _options(True, **{"hoodie.compact.inline": "false"})).write(
+            _rows(*STEPS[1]), "upsert"
+        )
+    finally:
+        set_fault_hook(previous)
+    # (the inline services that followed broke the lock left behind)
+    assert hudi_md.open_table(str(path)).timeline.completed().get(result.instant) is not None
+    HudiWriter(str(path), _options(True)).write(_rows(*CRASHING), "upsert")
+    check_recovered(path, True, _model(*STEPS, CRASHING))
+
+
+def test_inline_service_failure_says_the_commit_completed(tmp_path: Path) -> None:
+    from hudi_md.write.writer import CommitCompletedError
+
+    path = tmp_path / "t"
+    for ids, ts, seed in STEPS:
+        HudiWriter(str(path), _options(True)).write(_rows(ids, ts, seed), "upsert")
+    previous = set_fault_hook(_fail_on(r"compaction\.requested"))
+    try:
+        with pytest.raises(CommitCompletedError) as info:
+            HudiWriter(str(path), _options(True)).write(_rows(*CRASHING), "upsert")
+    finally:
+        set_fault_hook(previous)
+    assert "completed" in str(info.value)
+    assert hudi_md.open_table(str(path)).timeline.completed().get(info.value.instant) is not None
+    _recover(path, True, _model(*STEPS, CRASHING))
+
+
 # Metadata files a reader must never see half-written: instants, hoodie.properties (and its
 # backup), index.json, the LSM timeline's manifests and _version_.
 _METADATA_FILE = re.compile(

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_md.errors import InvalidOptionError
+from hudi_md.errors import HudiMdError, InvalidOptionError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.records_builder import files_record
 from hudi_md.storage import Storage
@@ -76,6 +76,15 @@ class PendingCommit:
     instant: str
     action: str
     timeline: Timeline
+
+
+class CommitCompletedError(HudiMdError):
+    """The write's commit completed (its rows are in the table), but something after it failed;
+    ``instant`` is the completed commit."""
+
+    def __init__(self, instant: str, message: str) -> None:
+        super().__init__(message)
+        self.instant = instant
 
 
 class Crash(Exception):
@@ -164,7 +173,14 @@ class HudiWriter:
             config = TableConfig.load(self.storage)
             config = self._sync_metadata_table_state(cfg, config)
             result = self._commit(cfg, config, data, operation, avro_schema)
-        self._inline_services(cfg)
+        try:
+            self._inline_services(cfg)
+        except Exception as e:
+            raise CommitCompletedError(
+                result.instant,
+                f"commit {result.instant} on {self.storage.uri()} completed; an inline table service "
+                f"(compaction, clean, MDT compaction or archival) failed after it: {e}",
+            ) from e
         return result
 
     def _avro_schema(self, cfg: WriteConfig, data: pa.Table, existing: TableConfig | None) -> str:
@@ -514,7 +530,10 @@ class HudiWriter:
             pending.action,
             serialize_instant_metadata("replacecommit" if overwrite else "commit", meta),
         )
-        self._delete_markers(pending.instant)
+        try:
+            self._delete_markers(pending.instant)
+        except OSError as e:  # the commit is complete; leftover markers of it are harmless
+            log.warning("commit %s completed; could not delete its markers: %s", pending.instant, e)
         return CommitResult(pending.instant, pending.action, list(results))
 
     def _write_partition_metadata(self, instant: str, partitions: Iterable[str], cfg: WriteConfig) -> None:
