@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from hudi_md.storage import Storage
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.lock import LOCK_FILE, LockTimeoutError, TableLock
 
-ROUNDS = 60
+ROUNDS = int(os.environ.get("HUDI_MD_LOCK_ROUNDS", "60"))
 
 
 def _dead_pid() -> int:
@@ -35,13 +36,13 @@ def _dead_pid() -> int:
 
 def _stale_record(kind: str, dead_pid: int) -> bytes:
     old = time.time() - 3600
-    if kind == "dead_pid":  # heartbeat fresh, owner process gone
-        rec = {"host": socket.gethostname(), "pid": dead_pid, "token": "x", "heartbeat": time.time()}
-    elif kind == "expired":  # another host, silent for an hour
-        rec = {"host": "elsewhere", "pid": 1, "token": "y", "heartbeat": old}
+    if kind == "dead_pid":  # written just now, owner process gone
+        now = time.time()
+        rec = {"host": socket.gethostname(), "pid": dead_pid, "token": "x", "heartbeat": now, "time": now}
+    elif kind == "expired":  # another host, silent for an hour ("time": the record before heartbeats)
+        rec = {"host": "elsewhere", "pid": 1, "token": "y", "heartbeat": old, "time": old}
     else:
         return b'{"host": "elsewh'  # torn
-    rec["time"] = old  # what the lock before the heartbeat read
     return json.dumps(rec).encode()
 
 
@@ -55,30 +56,42 @@ def _plant(root: Path, kind: str, dead_pid: int) -> None:
 
 
 def _racer(wid: int, root: str, barrier: Any, rounds: int, dead_pid: int, out: Any) -> None:
+    import random
+
+    from hudi_md.storage import set_fault_hook
+
+    # Random delays before every storage mutation widen the windows between a breaker's steps, so
+    # that interleavings a fast local disk would rarely show happen in most rounds.
+    rng = random.Random(wid)
+    set_fault_hook(lambda kind, path: time.sleep(rng.uniform(0, 0.01)))
     storage = Storage(root)
     probe = Path(root) / "probe"
-    kinds = ("dead_pid", "expired", "torn")
+    kinds = tuple(os.environ.get("HUDI_MD_LOCK_RACE_KINDS", "dead_pid,expired,torn").split(","))
     overlaps, errors = 0, []
-    for r in range(rounds):
-        if wid == 0:
-            _plant(Path(root), kinds[r % 3], dead_pid)
-        barrier.wait()
-        try:
-            with TableLock(storage, timeout_s=30):
-                try:
-                    fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-                except FileExistsError:
-                    overlaps += 1
-                else:
-                    time.sleep(0.005)
-                    os.close(fd)
-                    os.unlink(probe)
-        except HudiMdError as e:
-            errors.append(f"typed {type(e).__name__}: {e}")
-        except Exception as e:
-            errors.append(f"UNTYPED {type(e).__name__}: {e}")
-        barrier.wait()
-    out.put((wid, overlaps, errors))
+    try:
+        for r in range(rounds):
+            if wid == 0:
+                _plant(Path(root), kinds[r % len(kinds)], dead_pid)
+            barrier.wait(timeout=120)
+            try:
+                with TableLock(storage, timeout_s=30):
+                    try:
+                        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                    except FileExistsError:
+                        overlaps += 1
+                    else:
+                        time.sleep(0.005)
+                        os.close(fd)
+                        os.unlink(probe)
+            except HudiMdError as e:
+                errors.append(f"typed {type(e).__name__}: {e}")
+            except Exception as e:
+                errors.append(f"UNTYPED {type(e).__name__}: {e}")
+            barrier.wait(timeout=120)
+    except threading.BrokenBarrierError:
+        errors.append("a racer stopped (barrier broken)")
+    finally:
+        out.put((wid, overlaps, errors))
 
 
 def test_racing_breakers_never_share_the_lock(tmp_path: Path) -> None:
