@@ -346,3 +346,53 @@ def _crash_at_rename(pattern: str) -> Any:
             raise SimulatedCrash(f"before {kind} {p}")
 
     return hook
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["mdt", "no_mdt"])
+def cleanable_table(request: Any, tmp_path_factory: Any) -> tuple[Path, bool, list[str]]:
+    """A table whose next clean deletes the slices a compaction replaced, and that clean's
+    storage mutations (recorded on a copy)."""
+    mdt = request.param
+    path = tmp_path_factory.mktemp("clean") / "base"
+    for ids, ts, seed in [*STEPS, CRASHING]:
+        HudiWriter(str(path), _options(mdt)).write(_rows(ids, ts, seed), "upsert")
+    opts = _options(mdt, **{"hoodie.compact.inline": "false", "hoodie.clean.automatic": "false"})
+    HudiWriter(str(path), opts).write(_rows(*NEXT), "upsert")
+    probe = path.parent / "probe"
+    shutil.copytree(path, probe)
+    seen: list[str] = []
+    previous = set_fault_hook(lambda kind, p: seen.append(f"{kind} {p}"))
+    try:
+        w = HudiWriter(str(probe), opts)
+        assert services.clean(w, WriteConfig.from_options(w.options, TableConfig.load(w.storage)))
+    finally:
+        set_fault_hook(previous)
+    return path, mdt, seen
+
+
+def test_crash_during_clean(cleanable_table: Any, tmp_path: Path) -> None:
+    path0, mdt, mutations = cleanable_table
+    assert any(m.startswith("delete") and ".parquet" in m for m in mutations)
+    opts = _options(mdt, **{"hoodie.compact.inline": "false"})
+    failures = []
+    for n, mutation in enumerate(mutations):
+        path = tmp_path / f"t{n}"
+        shutil.copytree(path0, path)
+        previous = set_fault_hook(_crash_at(n))
+        try:
+            with pytest.raises(SimulatedCrash):
+                w = HudiWriter(str(path), opts)
+                services.clean(w, WriteConfig.from_options(w.options, TableConfig.load(w.storage)))
+        finally:
+            set_fault_hook(previous)
+        model = _model(*STEPS, CRASHING, NEXT)
+        try:
+            later = (range(5, 90, 11), 5, 5)
+            HudiWriter(str(path), opts).write(_rows(*later), "upsert")
+            model.upsert(_rows(*later))
+            check_recovered(path, mdt, model)
+        except Exception as e:
+            failures.append((n, mutation, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"))
+        shutil.rmtree(path)
+    print(f"clean crash points tried: {len(mutations)}; failed recoveries: {len(failures)}")
+    assert not failures, failures
