@@ -396,3 +396,45 @@ def test_crash_during_clean(cleanable_table: Any, tmp_path: Path) -> None:
         shutil.rmtree(path)
     print(f"clean crash points tried: {len(mutations)}; failed recoveries: {len(failures)}")
     assert not failures, failures
+
+
+def test_crash_during_rollback_of_a_commit(tmp_path: Path) -> None:
+    """``rollback_commit`` of the latest deltacommit killed before each of its storage mutations:
+    once its plan is on the timeline, the next writer finishes it (the commit's rows go), before
+    that the commit stays; never a pending instant afterwards, validate clean."""
+    base = tmp_path / "base"
+    opts = _options(True, **{"hoodie.compact.inline": "false", "hoodie.clean.automatic": "false"})
+    for ids, ts, seed in STEPS:
+        HudiWriter(str(base), opts).write(_rows(ids, ts, seed), "upsert")
+    last = HudiWriter(str(base), opts).write(_rows(*NEXT), "upsert").instant
+    probe = tmp_path / "probe"
+    shutil.copytree(base, probe)
+    seen: list[str] = []
+    previous = set_fault_hook(lambda kind, p: seen.append(p))
+    try:
+        HudiWriter(str(probe), opts).rollback_commit(last)
+    finally:
+        set_fault_hook(previous)
+    failures = []
+    for n in range(len(seen)):
+        path = tmp_path / f"t{n}"
+        shutil.copytree(base, path)
+        previous = set_fault_hook(_crash_at(n))
+        try:
+            with pytest.raises(SimulatedCrash):
+                HudiWriter(str(path), opts).rollback_commit(last)
+        finally:
+            set_fault_hook(previous)
+        planned = any(f.name.endswith(".rollback.requested") for f in (path / ".hoodie/timeline").iterdir())
+        done = hudi_md.open_table(str(path)).timeline.completed().get(last) is None
+        model = _model(*STEPS) if (planned or done) else _model(*STEPS, NEXT)
+        later = (range(5, 90, 11), 5, 5)
+        try:
+            HudiWriter(str(path), opts).write(_rows(*later), "upsert")
+            model.upsert(_rows(*later))
+            check_recovered(path, True, model)
+        except Exception as e:
+            failures.append((n, seen[n], f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"))
+        shutil.rmtree(path)
+    print(f"rollback crash points tried: {len(seen)}; failed recoveries: {len(failures)}")
+    assert not failures, failures

@@ -14,7 +14,7 @@ from hudi_md.metadata import keys as K
 from hudi_md.metadata.records_builder import column_stats_record, files_record
 from hudi_md.table.config import TableConfig
 from hudi_md.table.filenames import BaseFileName
-from hudi_md.table.timeline import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT
+from hudi_md.table.timeline import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK
 from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
 from hudi_md.write.lock import TableLock
 
@@ -122,7 +122,9 @@ def resolve_pending_services(writer: HudiWriter) -> list[str]:
     live writer is running them): a pending compaction is rolled back to its requested plan (its
     partial files and MDT deltacommit removed, its inflight file deleted) and run again from the
     plan, as Hudi's inline compaction does; when a file the plan reads is gone the compaction is
-    rolled back altogether. A pending clean is run again from its plan (cleans are idempotent).
+    rolled back altogether. A pending clean is run again from its plan (cleans are idempotent). A
+    pending rollback is dropped (with its MDT deltacommit) and its target, if still on the
+    timeline, rolled back anew.
     Returns the instants resolved."""
     from hudi_md.table.timeline import Timeline
 
@@ -132,6 +134,8 @@ def resolve_pending_services(writer: HudiWriter) -> list[str]:
             _recover_compaction(writer, instant.requested_time)
         elif instant.action == CLEAN:
             _recover_clean(writer, instant.requested_time)
+        elif instant.action == ROLLBACK:
+            _recover_rollback(writer, instant.requested_time)
         else:
             continue
         done.append(instant.requested_time)
@@ -220,6 +224,26 @@ def _plan_slices(writer: HudiWriter, plan: dict[str, Any]) -> list[Any] | None:
             return None
         out.append(FileSlice(p, fid, base_instant, base, tuple(sorted(logs, key=LogFile.sort_key))))
     return out
+
+
+def _recover_rollback(writer: HudiWriter, instant_time: str) -> None:
+    from hudi_md.table.timeline import Timeline
+
+    try:
+        plan = _read_plan(writer.storage, instant_time, ROLLBACK) or {}
+    except CorruptFileError:
+        plan = {}
+    _undo_mdt_deltacommit(writer, instant_time)
+    for name in (f"{instant_time}.{ROLLBACK}.inflight", f"{instant_time}.{ROLLBACK}.requested"):
+        if writer.storage.exists(f"{TIMELINE}/{name}"):
+            writer.storage.delete(f"{TIMELINE}/{name}")
+    target = (plan.get("instantToRollback") or {}).get("commitTime")
+    if not target:
+        return
+    instant = Timeline.load(writer.storage, TIMELINE, 2).get(target)
+    if instant is not None:
+        log.warning("re-running the rollback of %s left unfinished by a failed writer", target)
+        writer.rollback(instant, TableConfig.load(writer.storage), reason="unfinished rollback")
 
 
 def _recover_clean(writer: HudiWriter, instant_time: str) -> None:
