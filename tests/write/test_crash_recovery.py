@@ -181,8 +181,7 @@ def test_crash_during_inline_compaction(base_table: Any, tmp_path: Path) -> None
             set_fault_hook(previous)
         # The deltacommit completed before the compaction started: its rows are committed.
         model = _model(*STEPS, CRASHING)
-        # The dead writer's lock is left behind; test_lock.py and the SIGKILL variant break it.
-        (path / LOCK).unlink(missing_ok=True)
+        # The dead writer's lock is left behind (its token dead): the next writer breaks it.
         try:
             _recover(path, mdt, model)
         except Exception as e:
@@ -438,3 +437,31 @@ def test_crash_during_rollback_of_a_commit(tmp_path: Path) -> None:
         shutil.rmtree(path)
     print(f"rollback crash points tried: {len(seen)}; failed recoveries: {len(failures)}")
     assert not failures, failures
+
+
+def test_cleaner_keeps_slices_of_a_pending_compaction(
+    base_table: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With recovery switched off, the compaction stays pending: the cleaner alone must keep the
+    base files and logs it reads (and not count its new slice as a retained version)."""
+    path0, mdt, first, mutations = base_table
+    path = tmp_path / "t"
+    shutil.copytree(path0, path)
+    inflight = next(i for i, m in enumerate(mutations) if ".parquet" in m and "marker" not in m)
+    previous = set_fault_hook(_crash_at(first + inflight + 1))
+    try:
+        with pytest.raises(SimulatedCrash):
+            HudiWriter(str(path), _options(mdt)).write(_rows(*CRASHING), "upsert")
+    finally:
+        set_fault_hook(previous)
+    monkeypatch.setattr(services, "resolve_pending_services", lambda writer: [], raising=False)
+    opts = _options(mdt, **{"hoodie.compact.inline": "false"})
+    w = HudiWriter(str(path), opts)
+    w.write(_rows(*NEXT), "upsert")
+    services.clean(w, WriteConfig.from_options(w.options, TableConfig.load(w.storage)))
+    assert any("compaction" in p for p in _pending(path))
+    expected = _model(*STEPS, CRASHING, NEXT).expected()
+    listed = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})
+    assert _triples(listed.read(columns=["id", "ts", "fare"])) == expected, "hudi-md (listing)"
+    rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
+    assert _triples(rs) == expected, "hudi-rs"
