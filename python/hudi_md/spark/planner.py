@@ -305,7 +305,12 @@ def partition_arrow_schema(table: Any) -> pa.Schema:
     forms). Other columns stay ordinary data columns read from the files."""
     from hudi_md.table.partitions import PartitionScheme, parses_from_path
 
-    if not PartitionScheme(table.config).is_identity:
+    scheme = PartitionScheme(table.config)
+    if not scheme.is_identity:
+        return pa.schema([])
+    if not scheme.url_encoded and any(scheme.parse(p) is None for p in table.partitions()):
+        # A value holding `/` (Hudi writes it as more directory levels, e.g. the quickstart's
+        # `americas/brazil/sao_paulo`): the path does not carry the values, the files do.
         return pa.schema([])
     schema = table.schema
     fields = []
