@@ -191,3 +191,14 @@ def test_writes_and_reads_through_a_flaky_store(tmp_path: Path) -> None:
     from hudi_md.metadata.validate import validate_metadata_table
 
     assert validate_metadata_table(hudi_md.open_table(str(tmp_path / "t"))) == []
+
+
+def test_writer_takes_the_retry_keys(tmp_path: Path) -> None:
+    from hudi_md.write.writer import HudiWriter
+
+    writer = HudiWriter(
+        f"flaky://{tmp_path / 't'}",
+        {"hoodie.table.name": "t", "hoodie.filesystem.operation.retry.max_numbers": "7", **FAST},
+    )
+    assert writer.storage.retry.attempts == 8
+    assert "hoodie.table.name" not in writer.storage.options  # fsspec gets its own options only

@@ -98,7 +98,12 @@ class HudiWriter:
         self, uri: str, options: Mapping[str, Any] | None = None, *, executor: Executor | None = None
     ):
         opts = {str(k): v for k, v in (options or {}).items()}
-        self.storage_options = {k: v for k, v in opts.items() if not k.startswith("hoodie.")}
+        # fsspec's options, and Hudi's file-system retry keys (the storage layer applies those).
+        self.storage_options = {
+            k: v
+            for k, v in opts.items()
+            if not k.startswith("hoodie.") or k.startswith("hoodie.filesystem.operation.retry.")
+        }
         self.options = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
         self.storage = Storage(uri, self.storage_options)
         self.uri = uri
