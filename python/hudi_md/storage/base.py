@@ -451,13 +451,18 @@ class Storage:
         protocols = self.fs.protocol if isinstance(self.fs.protocol, (tuple, list)) else (self.fs.protocol,)
         return any(p in _ATOMIC_RENAME_PROTOCOLS for p in protocols)
 
-    def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
+    def _prepare_write(self, path: str, overwrite: bool) -> str:
+        """The full path to write ``path`` to, its folder made; FileExistsError unless ``overwrite``."""
         full = self._full(path)
         if not overwrite and self._call("exists", path, lambda: self.fs.exists(full)):
             raise FileExistsError(self.uri(path))
         parent = posixpath.dirname(full)
         if parent:
             self._call("mkdir", path, lambda: self.fs.makedirs(parent, exist_ok=True))
+        return full
+
+    def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
+        full = self._prepare_write(path, overwrite)
         _before_mutation("write", full)
         self._call("write", path, lambda: self.fs.pipe_file(full, data))  # a PUT: idempotent
         self.stats.record("write", self._count_key(path), len(data))
@@ -470,13 +475,8 @@ class Storage:
         if not self.renames_atomically:
             self.write_bytes(path, data, overwrite=overwrite)
             return
-        full = self._full(path)
-        if not overwrite and self._call("exists", path, lambda: self.fs.exists(full)):
-            raise FileExistsError(self.uri(path))
-        parent = posixpath.dirname(full)
-        if parent:
-            self._call("mkdir", path, lambda: self.fs.makedirs(parent, exist_ok=True))
-        tmp = posixpath.join(parent, temp_name(posixpath.basename(full)))
+        full = self._prepare_write(path, overwrite)
+        tmp = posixpath.join(posixpath.dirname(full), temp_name(posixpath.basename(full)))
         _before_mutation("write", tmp)
         self._call("write", path, lambda: self.fs.pipe_file(tmp, data))
         self.stats.record("write", self._count_key(path), len(data))
