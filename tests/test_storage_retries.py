@@ -202,3 +202,88 @@ def test_writer_takes_the_retry_keys(tmp_path: Path) -> None:
     )
     assert writer.storage.retry.attempts == 8
     assert "hoodie.table.name" not in writer.storage.options  # fsspec gets its own options only
+
+
+def _completed_instant(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return "/.hoodie/timeline/" in path and "/metadata/" not in path and "_" in name.split(".")[0]
+
+
+COMMIT_OPTS = {
+    "hoodie.table.name": "t",
+    "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.metadata.enable": "false",
+    **FAST,
+}
+ROWS = pa.table({"id": ["a", "b"], "ts": [1, 2]})
+
+
+def _failing_completion(*, write_first: bool, reads_fail: bool) -> None:
+    """Every write of the data table's completed instant fails (after writing it, when
+    ``write_first``: the answer was lost); with ``reads_fail`` checking for it fails too."""
+    real_pipe = LocalFileSystem.pipe_file
+    real_exists = LocalFileSystem.exists
+
+    def pipe_file(self: Any, path: str, value: bytes, **kw: Any) -> Any:
+        if _completed_instant(path):
+            if write_first:
+                real_pipe(self, path, value, **kw)
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return real_pipe(self, path, value, **kw)
+
+    def exists(self: Any, path: str, **kw: Any) -> bool:
+        if reads_fail and _completed_instant(path):
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return real_exists(self, path, **kw)
+
+    FlakyFileSystem.pipe_file = pipe_file  # type: ignore[method-assign]
+    FlakyFileSystem.exists = exists  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def restore_methods() -> Any:
+    saved = {n: FlakyFileSystem.__dict__[n] for n in ("pipe_file", "exists")}
+    yield
+    for n, m in saved.items():
+        setattr(FlakyFileSystem, n, m)
+
+
+def test_a_completion_whose_answer_was_lost_is_a_commit(tmp_path: Path, restore_methods: Any) -> None:
+    uri = f"flaky://{tmp_path / 't'}"
+    hudi_md.write(ROWS, uri, operation="insert", options=COMMIT_OPTS)
+    _failing_completion(write_first=True, reads_fail=False)
+    hudi_md.write(pa.table({"id": ["c"], "ts": [3]}), uri, operation="upsert", options=COMMIT_OPTS)
+    ids = hudi_md.open_table(str(tmp_path / "t")).read(columns=["id"]).column("id").to_pylist()
+    assert sorted(ids) == ["a", "b", "c"]
+
+
+def test_a_completion_that_cannot_be_checked_is_commit_state_unknown(
+    tmp_path: Path, restore_methods: Any
+) -> None:
+    from hudi_md.errors import CommitStateUnknownError
+
+    uri = f"flaky://{tmp_path / 't'}"
+    hudi_md.write(ROWS, uri, operation="insert", options=COMMIT_OPTS)
+    _failing_completion(write_first=False, reads_fail=True)
+    with pytest.raises(CommitStateUnknownError, match="commit state unknown"):
+        hudi_md.write(pa.table({"id": ["c"], "ts": [3]}), uri, operation="upsert", options=COMMIT_OPTS)
+
+
+def test_a_completion_that_did_not_happen_fails_cleanly(tmp_path: Path, restore_methods: Any) -> None:
+    from hudi_md.storage.base import StorageError
+
+    uri = f"flaky://{tmp_path / 't'}"
+    hudi_md.write(ROWS, uri, operation="insert", options=COMMIT_OPTS)
+    saved = {n: FlakyFileSystem.__dict__[n] for n in ("pipe_file", "exists")}
+    _failing_completion(write_first=False, reads_fail=False)
+    with pytest.raises(StorageError, match="write"):
+        hudi_md.write(pa.table({"id": ["c"], "ts": [3]}), uri, operation="upsert", options=COMMIT_OPTS)
+    for n, m in saved.items():
+        setattr(FlakyFileSystem, n, m)
+    t = hudi_md.open_table(str(tmp_path / "t"))
+    assert sorted(t.read(columns=["id"]).column("id").to_pylist()) == ["a", "b"]
+    hudi_md.write(pa.table({"id": ["d"], "ts": [4]}), uri, operation="upsert", options=COMMIT_OPTS)
+    t = hudi_md.open_table(str(tmp_path / "t"))
+    assert sorted(t.read(columns=["id"]).column("id").to_pylist()) == ["a", "b", "d"]
+    assert not list(t.timeline.pending())

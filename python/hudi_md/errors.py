@@ -62,3 +62,18 @@ class UnsupportedSparkVersionError(HudiMdError, ValueError):
         )
         self.version = version
         self.supported = supported
+
+
+class CommitStateUnknownError(HudiMdError):
+    """Writing an instant's completed file failed and reading it back failed too: the commit may or
+    may not have happened (Iceberg's "commit state unknown"). Read the timeline before writing again;
+    the next writer resolves a commit that did not happen by rolling it back."""
+
+    def __init__(self, instant_time: str, action: str, path: str, cause: BaseException) -> None:
+        super().__init__(
+            f"commit state unknown for {action} {instant_time}: writing {path} failed ({cause}) and "
+            "reading it back failed too; check the timeline before retrying"
+        )
+        self.instant_time = instant_time
+        self.action = action
+        self.path = path

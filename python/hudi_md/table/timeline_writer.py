@@ -13,7 +13,9 @@ import threading
 import time
 from datetime import datetime, timezone
 
+from hudi_md.errors import CommitStateUnknownError
 from hudi_md.storage import Storage
+from hudi_md.storage.base import StorageError
 from hudi_md.table.timeline import COMMIT, COMPLETES_AS, Instant, State
 
 _clock_lock = threading.Lock()
@@ -64,7 +66,17 @@ class TimelineWriter:
         done_action = COMPLETES_AS.get(action, action)
         completion = completion_time or new_instant_time(after=instant_time)
         name = f"{instant_time}_{completion}.{done_action}"
-        self.storage.write_atomic(self._file(name), content, overwrite=False)
+        path = self._file(name)
+        try:
+            self.storage.write_atomic(path, content, overwrite=False)
+        except StorageError as exc:
+            # The commit point: a request whose answer was lost may still have written the file.
+            try:
+                landed = self.storage.exists(path) and self.storage.read_bytes(path) == content
+            except (StorageError, FileNotFoundError) as check:
+                raise CommitStateUnknownError(instant_time, action, self.storage.uri(path), exc) from check
+            if not landed:
+                raise  # not committed: the instant stays pending, for the next writer to roll back
         return Instant(instant_time, done_action, State.COMPLETED, completion, name)
 
     def delete_pending(self, instant: Instant) -> None:
