@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
+from hudi_md.errors import InvalidOptionError
 from hudi_md.planning.planner import plan_scan, row_filter
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
@@ -75,7 +75,7 @@ class TableScan:
         scheme = PartitionScheme(self.table.config)
         tables = []
         for s in slices:
-            overrides = _read_overrides(scheme, s.partition_path, schema, self.table.uri)
+            overrides = scheme.read_overrides(s.partition_path, schema)
             if not overrides:
                 tables.append(
                     read_file_slice(
@@ -183,19 +183,6 @@ class TableScan:
             return pa.table({})
         self._check_columns(schema)
         return self._project(schema.empty_table())
-
-
-def _read_overrides(
-    scheme: PartitionScheme, partition_path: str, schema: pa.Schema, uri: str
-) -> dict[str, Any]:
-    try:
-        return scheme.read_overrides(partition_path, schema)
-    except ValueError:
-        raise UnsupportedFeatureError(
-            f"{uri}: partition path {partition_path!r} does not carry the values of "
-            f"{', '.join(scheme.fields)} (hoodie.datasource.write.drop.partition.columns=true), "
-            "so those columns cannot be read"
-        ) from None
 
 
 def with_values(rows: pa.Table, values: dict[str, Any]) -> pa.Table:

@@ -22,6 +22,7 @@ from urllib.parse import unquote_to_bytes
 
 import pyarrow as pa
 
+from hudi_md.errors import UnsupportedFeatureError
 from hudi_md.table.config import TableConfig
 
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -158,12 +159,16 @@ class PartitionScheme:
         """Column values a reader sets from the path rather than the files, as Hudi's reader does:
         every partition column when the files lack them (``drop.partition.columns``), else the
         columns of ``__HIVE_DEFAULT_PARTITION__`` levels, which read as null (even for rows whose
-        stored value is ``""`` or that literal string). Raises ValueError when the files lack the
-        columns and the path does not carry them."""
+        stored value is ``""`` or that literal string). Raises UnsupportedFeatureError when the
+        files lack the columns and the path does not carry them."""
         if self.drop_partition_columns and self.fields:
             values = self.typed_values(partition_path, schema)
             if values is None:
-                raise ValueError(partition_path)
+                raise UnsupportedFeatureError(
+                    f"partition path {partition_path!r} does not carry the values of "
+                    f"{', '.join(self.fields)} (hoodie.datasource.write.drop.partition.columns=true), "
+                    "so those columns cannot be read"
+                )
             return values
         raw = self.parse(partition_path)
         if not raw:
