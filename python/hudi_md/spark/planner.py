@@ -44,6 +44,7 @@ import logging
 import struct
 import sys
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -306,11 +307,7 @@ def partition_arrow_schema(table: Any) -> pa.Schema:
     from hudi_md.table.partitions import PartitionScheme, parses_from_path
 
     scheme = PartitionScheme(table.config)
-    if not scheme.is_identity:
-        return pa.schema([])
-    if not scheme.url_encoded and any(scheme.parse(p) is None for p in table.partitions()):
-        # A value holding `/` (Hudi writes it as more directory levels, e.g. the quickstart's
-        # `americas/brazil/sao_paulo`): the path does not carry the values, the files do.
+    if not scheme.is_identity or not _paths_carry_values(table, scheme):
         return pa.schema([])
     schema = table.schema
     fields = []
@@ -320,6 +317,24 @@ def partition_arrow_schema(table: Any) -> pa.Schema:
         if idx < 0 or parses_from_path(field.type):
             fields.append(field)
     return pa.schema(fields)
+
+
+# Per opened table (the planner keeps one per timeline state): parsing every partition path costs
+# ~0.1 s at 100k partitions, and both the schema and every plan ask.
+_PATHS_CARRY_VALUES: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
+def _paths_carry_values(table: Any, scheme: Any) -> bool:
+    """False when some partition value holds `/` without URL encoding (Hudi writes it as more
+    directory levels, e.g. its quickstart's `americas/brazil/sao_paulo`): then the files, not the
+    paths, carry the values."""
+    if scheme.url_encoded:
+        return True
+    known = _PATHS_CARRY_VALUES.get(table)
+    if known is None:
+        known = all(scheme.parse(p) is not None for p in table.partitions())
+        _PATHS_CARRY_VALUES[table] = known
+    return known
 
 
 def spark_schemas(table: Any) -> tuple[str, str]:
