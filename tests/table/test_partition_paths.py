@@ -174,7 +174,7 @@ def test_validate_names_paths_written_by_the_old_rule(
     path = str(tmp_path / "t")
     opts = _opts(**{"hoodie.datasource.write.partitionpath.urlencode": "true"})
     # hudi-md before 0.2: every value percent-encoded as UTF-8 (space, `+`, non-ASCII too)
-    monkeypatch.setattr(keygen, "_ESCAPED_PATTERN", ".")
+    monkeypatch.setattr(keygen, "ESCAPED_CHARS_PATTERN", ".")
     monkeypatch.setattr(keygen, "escape_path_value", lambda v: quote(v, safe=""))
     hudi_md.write(ROWS, path, operation="insert", options=opts)
     monkeypatch.undo()

@@ -36,6 +36,8 @@ _IDENTITY_KEYGENS = frozenset({"SIMPLE", "COMPLEX", "CUSTOM", "GLOBAL_DELETE"})
 # Hive's FileUtils.escapePathName (Hudi's PartitionPathEncodeUtils): the characters it escapes.
 _ESCAPED_CHARS = frozenset([*range(0x20), *b"\"#%'*/:=?[\\]^{", 0x7F])
 _ESCAPE_TABLE = {c: f"%{c:02X}" for c in _ESCAPED_CHARS}
+# The same characters as a regex class (RE2 and Python syntax), to find values that need escaping.
+ESCAPED_CHARS_PATTERN = "[" + "".join(f"\\x{c:02x}" for c in sorted(_ESCAPED_CHARS)) + "]"
 
 
 def escape_path_value(value: str) -> str:

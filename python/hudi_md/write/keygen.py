@@ -13,12 +13,15 @@ import numpy
 import pyarrow as pa
 
 from hudi_md.errors import InvalidOptionError
-from hudi_md.table.partitions import HIVE_DEFAULT_PARTITION, escape_path_value, path_part
+from hudi_md.table.partitions import (
+    ESCAPED_CHARS_PATTERN,
+    HIVE_DEFAULT_PARTITION,
+    escape_path_value,
+    path_part,
+)
 
 NULL_KEY = "__null__"
 EMPTY_KEY = "__empty__"
-# The characters escape_path_value changes, as a regex class (vectorised check first).
-_ESCAPED_PATTERN = "[\\x00-\\x1f\"#%'*/:=?\\[\\\\\\]^{\\x7f]"
 
 
 def java_double_string(v: float, *, single: bool = False) -> str:
@@ -155,31 +158,26 @@ def partition_paths(
         parts = []
         for f, a in zip(fields, fast, strict=True):
             a = pc.if_else(pc.or_kleene(pc.is_null(a), pc.equal(a, "")), HIVE_DEFAULT_PARTITION, a)
-            if url_encode and pc.any(pc.match_substring_regex(a, _ESCAPED_PATTERN)).as_py():
+            if url_encode and pc.any(pc.match_substring_regex(a, ESCAPED_CHARS_PATTERN)).as_py():
                 a = pa.array([escape_path_value(v) for v in a.to_pylist()], pa.string())
-            parts.append(pc.binary_join_element_wise(f"{f}=", a, "") if hive_style else a)
             if not url_encode and pc.any(pc.match_substring(a, ":")).as_py():
                 _refuse_colon(f, a.filter(pc.match_substring(a, ":"))[0].as_py())
+            parts.append(pc.binary_join_element_wise(f"{f}=", a, "") if hive_style else a)
         return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "/")
-    columns = [_column(table, f) for f in fields]
+    # Each value stringified once, as Hudi's key generators stringify it.
+    values = [[None if v is None else _to_str(v) for v in _column(table, f)] for f in fields]
     if not url_encode:
-        for f, col in zip(fields, columns, strict=True):
-            bad = next((v for v in col if v is not None and ":" in _to_str(v)), None)
+        for f, col in zip(fields, values, strict=True):
+            bad = next((v for v in col if v is not None and ":" in v), None)
             if bad is not None:
-                _refuse_colon(f, _to_str(bad))
-    out = []
-    for i in range(table.num_rows):
-        out.append(
-            "/".join(
-                path_part(
-                    f,
-                    None if col[i] is None else _to_str(col[i]),
-                    hive_style=hive_style,
-                    url_encode=url_encode,
-                )
-                for f, col in zip(fields, columns, strict=True)
-            )
+                _refuse_colon(f, bad)
+    out = [
+        "/".join(
+            path_part(f, v, hive_style=hive_style, url_encode=url_encode)
+            for f, v in zip(fields, row, strict=True)
         )
+        for row in zip(*values, strict=True)
+    ]
     return pa.array(out, pa.string())
 
 
