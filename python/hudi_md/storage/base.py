@@ -315,8 +315,7 @@ class Storage:
         else:
             fs_root = fs._strip_protocol(root)
         self.fs: fsspec.AbstractFileSystem = fs
-        protocols = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
-        remote = not any(p in ("file", "local", "memory") for p in protocols)
+        remote = not any(p in ("file", "local", "memory") for p in self._protocols)
         self.retry = retry if retry is not None else RetryPolicy.from_options(hoodie, remote=remote)
         self.root_uri = root.rstrip("/") if root not in ("/",) else root
         self._fs_root = str(fs_root).rstrip("/")
@@ -448,8 +447,12 @@ class Storage:
 
     @property
     def renames_atomically(self) -> bool:
-        protocols = self.fs.protocol if isinstance(self.fs.protocol, (tuple, list)) else (self.fs.protocol,)
-        return any(p in _ATOMIC_RENAME_PROTOCOLS for p in protocols)
+        return any(p in _ATOMIC_RENAME_PROTOCOLS for p in self._protocols)
+
+    @property
+    def _protocols(self) -> tuple[str, ...]:
+        protocol = self.fs.protocol
+        return tuple(protocol) if isinstance(protocol, (tuple, list)) else (protocol,)
 
     def _prepare_write(self, path: str, overwrite: bool) -> str:
         """The full path to write ``path`` to, its folder made; FileExistsError unless ``overwrite``."""
