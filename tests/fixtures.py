@@ -1,4 +1,5 @@
-"""Access to the Apache Hudi fixture tables in ../shared/fixtures/hudi-rs (unpacked once per run)."""
+"""Access to the Apache Hudi fixture tables in tests/data/hudi-rs (copied from apache/hudi-rs, see
+its README.md, LICENSE.hudi-rs and NOTICE.hudi-rs; unpacked once per run)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(os.environ.get("HUDI_MD_FIXTURES", REPO.parent / "shared" / "fixtures" / "hudi-rs"))
+FIXTURES = Path(os.environ.get("HUDI_MD_FIXTURES", REPO / "tests" / "data" / "hudi-rs"))
 
 
 def fixtures_dir() -> Path:

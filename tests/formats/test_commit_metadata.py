@@ -22,7 +22,9 @@ from hudi_md.formats.commit_metadata import (
     rolled_back_instants,
 )
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs")
+from fixtures import fixtures_dir
+
+FIXTURES = fixtures_dir()
 COMMIT_METADATA = FIXTURES / "core-tests-data" / "commit_metadata"
 ARCHIVES = (
     sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("**/*.zip")) if FIXTURES.is_dir() else []

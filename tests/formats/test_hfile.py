@@ -22,7 +22,9 @@ from hudi_md.formats.hfile import HFileReader, HFileTrailer
 from hudi_md.formats.hfile._wire import crc32c, read_hadoop_vint
 from hudi_md.storage import BytesInputFile
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs")
+from fixtures import fixtures_dir
+
+FIXTURES = fixtures_dir()
 HFILE_DIR = FIXTURES / "core-tests-data" / "hfile"
 
 LARGE_KEY_PREFIX = "hudi-key-" + "a" * 100 + "-"

@@ -31,7 +31,9 @@ from hudi_md.formats.logfile import (
 )
 from hudi_md.storage import BytesInputFile, Storage
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs")
+from fixtures import fixtures_dir
+
+FIXTURES = fixtures_dir()
 LOG_FILES = FIXTURES / "core-tests-data" / "log_files"
 MDT_ZIPS = [
     "sample_table/cow/v9_txns_simple_meta.zip",

@@ -35,7 +35,9 @@ from hudi_md.formats.logfile_writer import (
 from hudi_md.formats.timeline_writer import schema_json
 from hudi_md.storage import BytesInputFile, Storage
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs")
+from fixtures import fixtures_dir
+
+FIXTURES = fixtures_dir()
 LOG_NAME = re.compile(r"^\..+\.log\.\d+(_\d+-\d+-\d+)?$")
 INSTANT = "20260307162520620"
 

@@ -24,7 +24,9 @@ from hudi_md.formats.timeline_writer import (
     write_stat_record,
 )
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs")
+from fixtures import fixtures_dir
+
+FIXTURES = fixtures_dir()
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "python" / "hudi_md" / "formats" / "schemas"
 INSTANT = re.compile(r"^\d{17}(_\d{17})?\.")
 # File-name suffix -> writer kind; longest suffixes first. Inflight commit-like instants hold
