@@ -14,6 +14,7 @@ from hudi_md.errors import (
     TableConfigError,
     TableNotFoundError,
     UnsupportedFeatureError,
+    WriteConflictError,
 )
 from hudi_md.write import write
 
@@ -31,6 +32,7 @@ __all__ = [
     "TableConfigError",
     "TableNotFoundError",
     "UnsupportedFeatureError",
+    "WriteConflictError",
     "__version__",
     "open_table",
     "write",

@@ -77,3 +77,33 @@ class CommitStateUnknownError(HudiMdError):
         self.instant_time = instant_time
         self.action = action
         self.path = path
+
+
+class WriteConflictError(HudiMdError):
+    """Optimistic concurrency control: another writer's commit (or a pending compaction or
+    clustering) changed file groups this write also changed, after this write started. This write
+    was rolled back and left nothing behind; retry it."""
+
+    def __init__(
+        self, instant_time: str, other_instant: str, other_action: str, file_groups: list[tuple[str, str]]
+    ) -> None:
+        shown = ", ".join(f"{p or '<root>'}/{fid}" for p, fid in file_groups[:5])
+        more = f" and {len(file_groups) - 5} more" if len(file_groups) > 5 else ""
+        super().__init__(
+            f"write conflict: instant {instant_time} and {other_action} {other_instant} both changed "
+            f"file group(s) {shown}{more}; {instant_time} was not committed (rolled back), retry the write"
+        )
+        self.instant_time = instant_time
+        self.other_instant = other_instant
+        self.other_action = other_action
+        self.file_groups = file_groups
+
+
+class HeartbeatExpiredError(HudiMdError):
+    """Optimistic concurrency control: this write's instant was rolled back by another writer,
+    or its heartbeat expired (``hoodie.client.heartbeat.*``), so that another writer may roll it
+    back at any moment. Nothing was committed; retry the write."""
+
+    def __init__(self, instant_time: str, reason: str) -> None:
+        super().__init__(f"instant {instant_time} was not committed: {reason}; retry the write")
+        self.instant_time = instant_time

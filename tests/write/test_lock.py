@@ -206,21 +206,78 @@ def test_lock_left_by_this_process_is_stale(tmp_path: Path) -> None:
         pass
 
 
+_LOCKS = "org.apache.hudi.client.transaction.lock."
+_OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
+_DYNAMO = "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"
+_HMS = "org.apache.hudi.hive.transaction.lock.HiveMetastoreBasedLockProvider"
+
+
 @pytest.mark.parametrize(
-    ("key", "value"),
+    ("extra", "named"),
     [
-        ("hoodie.write.concurrency.mode", "optimistic_concurrency_control"),
-        ("hoodie.write.concurrency.mode", "NON_BLOCKING_CONCURRENCY_CONTROL"),
-        ("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"),
+        (
+            {"hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"},
+            "hoodie.write.concurrency.mode",
+        ),
+        ({"hoodie.write.concurrency.mode": "bogus"}, "hoodie.write.concurrency.mode"),
+        (_OCC, "hoodie.write.lock.provider"),  # OCC without a lock provider, as Hudi refuses
+        ({**_OCC, "hoodie.write.lock.provider": _LOCKS + "ZookeeperBasedLockProvider"}, "ZookeeperBased"),
+        (
+            {
+                **_OCC,
+                "hoodie.write.lock.provider": _DYNAMO,
+            },
+            "DynamoDBBased",
+        ),
+        (
+            {
+                **_OCC,
+                "hoodie.write.lock.provider": _HMS,
+            },
+            "HiveMetastoreBased",
+        ),
+        ({"hoodie.write.lock.provider": "com.example.MyLock"}, "com.example.MyLock"),
+        (
+            {
+                **_OCC,
+                "hoodie.write.lock.provider": _LOCKS + "FileSystemBasedLockProvider",
+                "hoodie.write.lock.filesystem.path": "/elsewhere/locks",
+            },
+            "hoodie.write.lock.filesystem.path",
+        ),
+        (
+            {
+                **_OCC,
+                "hoodie.write.lock.provider": _LOCKS + "InProcessLockProvider",
+                "hoodie.write.lock.wait_time_ms": "soon",
+            },
+            "hoodie.write.lock.wait_time_ms",
+        ),
     ],
 )
-def test_concurrency_options_are_refused(key: str, value: str) -> None:
+def test_concurrency_options_are_refused(extra: dict[str, str], named: str) -> None:
+    """Concurrency options are honoured or refused, never ignored; refusals name option and value."""
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id", **extra}
+    with pytest.raises(InvalidOptionError, match=named.replace(".", r"\.")):
+        WriteConfig.from_options(opts)
+
+
+@pytest.mark.parametrize("provider", ["FileSystemBasedLockProvider", "InProcessLockProvider"])
+@pytest.mark.parametrize(
+    "mode", ["optimistic_concurrency_control", "OPTIMISTIC_CONCURRENCY_CONTROL", "single_writer"]
+)
+def test_concurrency_options_are_honoured(mode: str, provider: str) -> None:
     opts = {
         "hoodie.table.name": "t",
         "hoodie.datasource.write.recordkey.field": "id",
-        key: value,
+        "hoodie.write.concurrency.mode": mode,
+        "hoodie.write.lock.provider": _LOCKS + provider,
+        "hoodie.write.lock.wait_time_ms": "1500",
     }
-    with pytest.raises(InvalidOptionError, match=key.replace(".", r"\.")):
-        WriteConfig.from_options(opts)
-    opts[key] = "SINGLE_WRITER" if key.endswith("mode") else ""
-    WriteConfig.from_options(opts)
+    c = WriteConfig.from_options(opts).concurrency
+    assert c.optimistic == mode.lower().startswith("optimistic")
+    assert c.wait_s == 1.5
+    assert c.lock_path == (".hoodie/lock" if provider.startswith("FileSystem") else None)
+    assert not WriteConfig.from_options(
+        {k: v for k, v in opts.items() if "write." not in k}
+    ).concurrency.optimistic

@@ -102,6 +102,9 @@ class MetadataTable:
         self._view = FileSystemView(self.config, self.timeline, StorageListing(self.storage))
         self._lock = threading.Lock()
         self._log_cache: dict[str, list[LogBlock]] = {}
+        self._completion_times = {
+            i.requested_time: i.completion_time or i.requested_time for i in self.timeline.completed()
+        }
         self._hfile_cache: dict[str, HFileReader] = {}
         self.stats: dict[str, int] = {"lookups": 0, "hfiles_opened": 0, "log_files_read": 0}
 
@@ -173,7 +176,7 @@ class MetadataTable:
 
     def _valid_blocks(self, file_slice: FileSlice) -> list[LogBlock]:
         queued: list[LogBlock] = []
-        for lf in file_slice.log_files:
+        for lf in self._in_completion_order(file_slice.log_files):
             for block in self._log_blocks(lf.path, lf.size):
                 if block.block_type == LogBlockType.COMMAND:
                     if block.is_rollback_command:
@@ -184,6 +187,19 @@ class MetadataTable:
                     continue
                 queued.append(block)
         return queued
+
+    def _in_completion_order(self, log_files: Sequence[Any]) -> list[Any]:
+        """Log files in the order their deltacommits completed on the MDT timeline (instant
+        order when they completed in it). Concurrent writers (optimistic concurrency control)
+        may complete an MDT deltacommit of an earlier instant after a later one; records that
+        replace (record index, tight partition stats) must merge in completion order, the order
+        they were computed in. Files of one instant keep their (version) order. Layout 1 has no
+        completion times (they would come from file mtimes): instant order."""
+        if self.config.timeline_layout_version < 2:
+            return list(log_files)
+        completion = self._completion_times
+        keyed = [(completion.get(lf.instant, lf.instant), n) for n, lf in enumerate(log_files)]
+        return [log_files[n] for _, n in sorted(keyed)]
 
     def _read_slice(self, file_slice: FileSlice, sel: _Selection) -> dict[str, Record | None]:
         result: dict[str, Record | None] = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_md.errors import InvalidOptionError
@@ -44,8 +44,98 @@ KEEP_MIN_COMMITS = "hoodie.keep.min.commits"
 KEEP_MAX_COMMITS = "hoodie.keep.max.commits"
 CONCURRENCY_MODE = "hoodie.write.concurrency.mode"
 LOCK_PROVIDER = "hoodie.write.lock.provider"
+LOCK_WAIT_TIME_MS = "hoodie.write.lock.wait_time_ms"  # Hudi's LockConfiguration, default 60 s
+FS_LOCK_PATH = "hoodie.write.lock.filesystem.path"
+FS_LOCK_EXPIRE = "hoodie.write.lock.filesystem.expire"  # minutes; 0: never
+
+SINGLE_WRITER = "SINGLE_WRITER"
+OCC = "OPTIMISTIC_CONCURRENCY_CONTROL"
+_LOCK_PACKAGE = "org.apache.hudi.client.transaction.lock."
+FILE_SYSTEM_LOCK_PROVIDER = _LOCK_PACKAGE + "FileSystemBasedLockProvider"
+IN_PROCESS_LOCK_PROVIDER = _LOCK_PACKAGE + "InProcessLockProvider"
+HONOURED_LOCK_PROVIDERS = (FILE_SYSTEM_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER)
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table")
+
+
+@dataclass(frozen=True)
+class Concurrency:
+    """``hoodie.write.concurrency.mode`` and the lock provider, resolved.
+
+    ``lock_path`` is the lock file (relative to the table): hudi-md's own
+    ``.hoodie/.locks/hudi-md.lock`` unless ``FileSystemBasedLockProvider`` names Hudi's
+    (``<hoodie.write.lock.filesystem.path, default .hoodie>/lock``). ``foreign_expiry_s``: when a
+    lock file that is not hudi-md's (an Apache Hudi writer's ``LockInfo``) may be broken, by its
+    age (``hoodie.write.lock.filesystem.expire`` minutes; None: never, Hudi's default 0)."""
+
+    mode: str = SINGLE_WRITER
+    provider: str | None = None
+    lock_path: str | None = None
+    wait_s: float = 60.0
+    foreign_expiry_s: float | None = None
+
+    @property
+    def optimistic(self) -> bool:
+        return self.mode == OCC
+
+
+def concurrency_settings(opts: Mapping[str, Any]) -> Concurrency:
+    """Resolve (or refuse) the concurrency options; every refusal names the option and value."""
+    raw_mode = str(opts.get(CONCURRENCY_MODE) or SINGLE_WRITER).strip()
+    mode = raw_mode.upper()
+    if mode not in (SINGLE_WRITER, OCC):
+        raise InvalidOptionError(
+            f"{CONCURRENCY_MODE}={raw_mode} is not supported by hudi-md's writer: use "
+            f"{SINGLE_WRITER} (the default) or {OCC.lower()} with a {LOCK_PROVIDER} "
+            f"({FILE_SYSTEM_LOCK_PROVIDER} or {IN_PROCESS_LOCK_PROVIDER}); "
+            "NON_BLOCKING_CONCURRENCY_CONTROL is not implemented"
+        )
+    provider = str(opts.get(LOCK_PROVIDER) or "").strip() or None
+    if provider is not None and provider not in HONOURED_LOCK_PROVIDERS:
+        raise InvalidOptionError(
+            f"{LOCK_PROVIDER}={provider} is not supported by hudi-md's writer: it honours "
+            f"{FILE_SYSTEM_LOCK_PROVIDER} (Hudi's lock file <table>/.hoodie/lock, shared with "
+            f"Apache Hudi writers) and {IN_PROCESS_LOCK_PROVIDER} (hudi-md's own lock file); "
+            "ZooKeeper, DynamoDB, Hive metastore and other lock services are not implemented"
+        )
+    if mode == OCC and provider is None:
+        raise InvalidOptionError(
+            f"{CONCURRENCY_MODE}={raw_mode} needs a {LOCK_PROVIDER} (as in Apache Hudi): "
+            f"{FILE_SYSTEM_LOCK_PROVIDER} or {IN_PROCESS_LOCK_PROVIDER}"
+        )
+    wait_ms = _int(opts, LOCK_WAIT_TIME_MS, 60_000)
+    if wait_ms < 0:
+        raise InvalidOptionError(f"{LOCK_WAIT_TIME_MS} must be >= 0, got {wait_ms}")
+    lock_path = None
+    foreign_expiry = None
+    if provider == FILE_SYSTEM_LOCK_PROVIDER:
+        lock_path = ".hoodie/lock"
+        directory = str(opts.get(FS_LOCK_PATH) or "").strip().rstrip("/")
+        if directory:
+            lock_path = _relative_lock_dir(directory, opts) + "/lock"
+        expire = _int(opts, FS_LOCK_EXPIRE, 0)
+        if expire < 0:
+            raise InvalidOptionError(f"{FS_LOCK_EXPIRE} must be >= 0 minutes, got {expire}")
+        foreign_expiry = expire * 60.0 if expire else None
+    return Concurrency(mode, provider, lock_path, wait_ms / 1000.0, foreign_expiry)
+
+
+def _relative_lock_dir(directory: str, opts: Mapping[str, Any]) -> str:
+    """``hoodie.write.lock.filesystem.path`` as a path inside the table (relative, or an absolute
+    path under ``hoodie.base.path``, which the writer sets); a lock outside the table is refused."""
+    base = str(opts.get("hoodie.base.path") or "").rstrip("/")
+    if base and (directory == base or directory.startswith(base + "/")):
+        rel = directory[len(base) :].lstrip("/")
+    elif "://" in directory or directory.startswith("/"):
+        raise InvalidOptionError(
+            f"{FS_LOCK_PATH}={directory} is outside the table; hudi-md keeps the lock file under "
+            "the table's base path (a path relative to it, or absolute under it)"
+        )
+    else:
+        rel = directory
+    if not rel or ".." in rel.split("/"):
+        raise InvalidOptionError(f"{FS_LOCK_PATH}={directory} must name a folder inside the table")
+    return rel
 
 
 def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
@@ -105,6 +195,7 @@ class WriteConfig:
     keep_min_commits: int
     keep_max_commits: int
     options: Mapping[str, str]
+    concurrency: Concurrency = field(default_factory=Concurrency)
 
     @property
     def is_mor(self) -> bool:
@@ -155,7 +246,7 @@ class WriteConfig:
         if not record_keys:
             raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
         _check_partition_specs(keygen, partition_specs)
-        _check_concurrency(opts)
+        concurrency = concurrency_settings(opts)
         keep_min, keep_max = _int(opts, KEEP_MIN_COMMITS, 20), _int(opts, KEEP_MAX_COMMITS, 30)
         if not 0 < keep_min < keep_max:
             raise InvalidOptionError(
@@ -195,26 +286,7 @@ class WriteConfig:
             keep_min_commits=_int(opts, KEEP_MIN_COMMITS, 20),
             keep_max_commits=_int(opts, KEEP_MAX_COMMITS, 30),
             options=opts,
-        )
-
-
-def _check_concurrency(opts: Mapping[str, str]) -> None:
-    """hudi-md writes as a single writer (Hudi's default), serialised by its own lock file
-    (``hudi_md.write.lock``); concurrent writers with conflict resolution are not implemented, so
-    asking for them is refused rather than ignored."""
-    mode = (opts.get(CONCURRENCY_MODE) or "SINGLE_WRITER").strip().upper()
-    if mode != "SINGLE_WRITER":
-        raise InvalidOptionError(
-            f"{CONCURRENCY_MODE}={opts[CONCURRENCY_MODE]} is not supported by hudi-md's writer: it "
-            "writes as a single writer (SINGLE_WRITER), one at a time under its own table lock, and "
-            "does not detect conflicts between concurrent writers"
-        )
-    provider = (opts.get(LOCK_PROVIDER) or "").strip()
-    if provider:
-        raise InvalidOptionError(
-            f"{LOCK_PROVIDER}={provider} is not supported by hudi-md's writer: it always uses its "
-            "own lock file, .hoodie/.locks/hudi-md.lock (with a heartbeat, "
-            "hoodie.client.heartbeat.interval_in_ms), which Hudi's writers do not take"
+            concurrency=concurrency,
         )
 
 

@@ -20,6 +20,18 @@ PUT (``If-None-Match``) on object stores whose fsspec driver supports it (s3fs).
 
 Release deletes the lock file only while it still holds our token. Every failure is a
 :class:`LockError` (a :class:`~hudi_md.errors.HudiMdError`).
+
+The lock file's path and the acquire timeout follow the write options
+(:func:`hudi_md.write.config.concurrency_settings`): with Hudi's ``FileSystemBasedLockProvider``
+it is Hudi's own lock file (``.hoodie/lock``, or ``hoodie.write.lock.filesystem.path``/lock),
+created exclusively as Hudi does, so a hudi-md writer and an Apache Hudi writer exclude each other;
+a record there that is not hudi-md's (Hudi's ``LockInfo``) is broken only by Hudi's own rule, once
+its mtime is older than ``hoodie.write.lock.filesystem.expire`` minutes (never by default).
+``hoodie.write.lock.wait_time_ms`` (default 60 s) bounds the wait.
+
+A :class:`TableLock` acquired by a thread that already holds the same lock file through a
+``reentrant=True`` lock (the writer's critical section, inside which table services take the lock
+again) is nested: it neither waits nor releases.
 """
 
 from __future__ import annotations
@@ -66,6 +78,24 @@ class LockTimeoutError(LockError):
     """The table lock could not be acquired in time (another live writer holds it)."""
 
 
+class LockLostError(LockError):
+    """This writer no longer holds the table lock (it was broken as stale, or its file changed)."""
+
+
+# Lock files held by threads of this process: uri -> (thread id, the outermost TableLock).
+_held: dict[str, tuple[int, TableLock]] = {}
+
+SINGLE_WRITER_HINT = (
+    "a second writer is refused while one writes: concurrent writers on one table need "
+    "hoodie.write.concurrency.mode=optimistic_concurrency_control with a hoodie.write.lock.provider "
+    "(org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider or InProcessLockProvider)"
+)
+OCC_HINT = (
+    "under optimistic concurrency control the lock is held only to start and to commit an instant; "
+    "raise hoodie.write.lock.wait_time_ms to wait longer"
+)
+
+
 def heartbeat_settings(options: Mapping[str, str] | None) -> tuple[float, int]:
     opts = options or {}
     try:
@@ -86,19 +116,41 @@ class TableLock:
         self,
         storage: Storage,
         *,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        timeout_s: float | None = None,
         options: Mapping[str, str] | None = None,
-        path: str = LOCK_FILE,
+        path: str | None = None,
+        reentrant: bool = False,
     ) -> None:
+        from hudi_md.write.config import concurrency_settings
+
+        settings = concurrency_settings(options or {})
         self.storage = storage
-        self.timeout_s = timeout_s
-        self.path = path
+        self.timeout_s = settings.wait_s if timeout_s is None else timeout_s
+        self.path = path or settings.lock_path or LOCK_FILE
+        # Records that are not hudi-md's at Hudi's lock path follow Hudi's expiry rule.
+        self.hudi_path = settings.lock_path is not None and self.path == settings.lock_path
+        self.foreign_expiry_s = settings.foreign_expiry_s
+        self.hint = OCC_HINT if settings.optimistic else SINGLE_WRITER_HINT
         self.interval_s, self.misses = heartbeat_settings(options)
         self.held = False
-        self.lost = False
+        self._lost = False
         self.token = ""
+        self._outer: TableLock | None = None
+        self.reentrant = reentrant
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+
+    @property
+    def lost(self) -> bool:
+        return self._outer.lost if self._outer is not None else self._lost
+
+    @lost.setter
+    def lost(self, value: bool) -> None:
+        self._lost = value
+
+    @property
+    def _key(self) -> str:
+        return self.storage.uri(self.path)
 
     # --- the owner record ------------------------------------------------------------------------
 
@@ -122,6 +174,13 @@ class TableLock:
     # --- acquire ---------------------------------------------------------------------------------
 
     def acquire(self) -> None:
+        with _live_lock:
+            outer = _held.get(self._key)
+        if outer is not None and outer[0] == threading.get_ident() and outer[1].held:
+            self._outer = outer[1]  # nested in this thread's own critical section
+            self.token = outer[1].token
+            self.held = True
+            return
         self.token = uuid.uuid4().hex
         self.lost = False
         deadline = time.monotonic() + self.timeout_s
@@ -137,6 +196,9 @@ class TableLock:
                 raise LockError(f"could not create the lock {self.storage.uri(self.path)}: {e}") from e
             if created:
                 self.held = True
+                if self.reentrant:
+                    with _live_lock:
+                        _held[self._key] = (threading.get_ident(), self)
                 self._start_heartbeat()
                 return
             self._forget()
@@ -144,8 +206,8 @@ class TableLock:
                 continue
             if time.monotonic() > deadline:
                 raise LockTimeoutError(
-                    f"could not lock {self.storage.uri(self.path)} within {self.timeout_s}s: "
-                    f"held by {self._describe_holder()}"
+                    f"could not lock {self.storage.uri(self.path)} within {self.timeout_s:g}s: "
+                    f"held by {self._describe_holder()}; {self.hint}"
                 )
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
@@ -171,13 +233,22 @@ class TableLock:
             return "nobody (released meanwhile)"
         try:
             info = json.loads(got[0])
-            return f"host {info.get('host')} pid {info.get('pid')} (heartbeat {info.get('heartbeat')})"
         except ValueError:
             return "an unreadable lock record"
+        if not isinstance(info, dict):
+            return "an unreadable lock record"
+        if "token" not in info:
+            return f"another writer (not hudi-md; lock info {got[0][:200].decode('utf-8', 'replace')})"
+        return f"host {info.get('host')} pid {info.get('pid')} (heartbeat {info.get('heartbeat')})"
 
     def is_stale(self, data: bytes, mtime: float | None, now: float | None = None) -> bool:
         """Whether the lock record ``data`` (file mtime ``mtime``) belongs to a dead or silent owner."""
         now = time.time() if now is None else now
+        if self.hudi_path and not _is_ours(data):
+            # Apache Hudi's FileSystemBasedLockProvider: expired only by its configured age.
+            if self.foreign_expiry_s is None or mtime is None:
+                return False
+            return now - mtime > self.foreign_expiry_s
         try:
             info = json.loads(data)
             if not isinstance(info, dict):
@@ -272,12 +343,33 @@ class TableLock:
         self.storage.write_atomic(self.path, self._record(time.time(), self._acquired_at))
         return True
 
+    def check_held(self) -> None:
+        """Raise :class:`LockLostError` unless the lock file still holds this writer's token."""
+        if self._outer is not None:
+            self._outer.check_held()
+            return
+        if not self.held or self.lost:
+            raise LockLostError(f"the table lock {self.storage.uri(self.path)} is not held by this writer")
+        got = self._read()
+        if got is None or _token(got[0]) != self.token:
+            self.lost = True
+            holder = "nobody" if got is None else _summary(got[0])
+            raise LockLostError(
+                f"the table lock {self.storage.uri(self.path)} was taken from this writer (now: {holder})"
+            )
+
     # --- release ---------------------------------------------------------------------------------
 
     def release(self) -> None:
         if not self.held:
             return
         self.held = False
+        if self._outer is not None:
+            self._outer = None
+            return
+        with _live_lock:
+            if _held.get(self._key, (0, None))[1] is self:
+                del _held[self._key]
         self._stop.set()
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
@@ -319,6 +411,15 @@ def _process_alive(pid: int) -> bool:
     except OSError:
         return True
     return True
+
+
+def _is_ours(data: bytes) -> bool:
+    """Whether a lock record is hudi-md's (JSON with its owner's pid and token)."""
+    try:
+        info: Any = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(info, dict) and "token" in info and "pid" in info
 
 
 def _token(data: bytes) -> str | None:

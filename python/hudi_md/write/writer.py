@@ -35,9 +35,9 @@ from hudi_md.table.timeline import (
 )
 from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
 from hudi_md.write import keygen
-from hudi_md.write.config import OPERATIONS, WriteConfig
+from hudi_md.write.config import FS_LOCK_PATH, OPERATIONS, WriteConfig, concurrency_settings
 from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
-from hudi_md.write.lock import TableLock
+from hudi_md.write.lock import LockLostError, TableLock
 from hudi_md.write.mdt_sync import mdt_records_for_commit
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,19 @@ class PendingCommit:
     timeline: Timeline
 
 
+@dataclass
+class WriteSession:
+    """A started write (:meth:`HudiWriter.start_write`). ``lock``: the table lock a single writer
+    holds until :meth:`HudiWriter.end_write`; None under optimistic concurrency control."""
+
+    cfg: WriteConfig
+    config: TableConfig
+    pending: PendingCommit
+    avro_schema: str
+    operation: str
+    lock: TableLock | None = None
+
+
 class CommitCompletedError(HudiMdError):
     """The write's commit completed (its rows are in the table), but something after it failed;
     ``instant`` is the completed commit."""
@@ -111,6 +124,13 @@ class HudiWriter:
         # test hook: raise Crash at "after_data_files", "after_mdt_commit" or "before_complete"
         self.crash_at: str | None = None
         self._pending_mdt_rebuild: list[str] | None = None
+        if FS_LOCK_PATH in self.options:
+            # an absolute hoodie.write.lock.filesystem.path is resolved against the table
+            self.options.setdefault("hoodie.base.path", uri)
+        # Heartbeats of this writer's pending instants (optimistic concurrency control).
+        self._heartbeats: dict[str, Any] = {}
+        # The table lock a single writer holds for its whole write.
+        self._lock: TableLock | None = None
 
     # --- table state ----------------------------------------------------------------------------
 
@@ -162,31 +182,135 @@ class HudiWriter:
     # --- public entry ------------------------------------------------------------------------------
 
     def write(self, data: pa.Table, operation: str) -> CommitResult:
+        """One write, by the commit protocol. Single writer: all of it under the table lock.
+        Optimistic concurrency control: the lock is held only to start the instant
+        (:meth:`start_write`) and to commit it (:meth:`finish_commit`: conflict check, MDT
+        deltacommit, completion); data files are written outside it."""
+        session = self.start_write(operation, data.schema)
+        try:
+            results, replaced = self.write_files(session, data)
+            result = self.finish_commit(
+                session.cfg,
+                session.config,
+                session.pending,
+                operation,
+                results,
+                session.avro_schema,
+                replaced,
+            )
+        except BaseException:
+            self.abandon_write(session)
+            raise
+        return self.end_write(session, result)
+
+    @property
+    def optimistic(self) -> bool:
+        """Whether the options ask for optimistic concurrency control (False when they are invalid:
+        :meth:`start_write` refuses those)."""
+        try:
+            return concurrency_settings(self.options).optimistic
+        except InvalidOptionError:
+            return False
+
+    def start_write(self, operation: str, schema: pa.Schema) -> WriteSession:
+        """Under the table lock: create the table if needed, roll back failed writes, bring the
+        MDT's partitions in line with the options, and start a new instant (``requested`` →
+        ``inflight``, with its heartbeat under optimistic concurrency control). A single writer
+        keeps the lock until :meth:`end_write` (or :meth:`abandon_write`); under optimistic
+        concurrency control it is released here."""
         if operation not in OPERATIONS:
             raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
         existing = self._config()
-        cfg = WriteConfig.from_options(self.options, existing)
-        if existing is not None and existing.table_version != 9:
-            raise InvalidOptionError(
-                f"{self.storage.uri()} is table version {existing.table_version}; hudi-md writes version 9"
-            )
-        avro_schema = self._avro_schema(cfg, data, existing)
-        with TableLock(self.storage, options=self.options):
+        cfg = WriteConfig.from_options(self.options, existing)  # refuses bad options before locking
+        self._check_version(existing)
+        lock = TableLock(self.storage, options=self.options, reentrant=True)
+        lock.acquire()
+        try:
+            existing = self._config()  # another writer may have created the table meanwhile
+            cfg = WriteConfig.from_options(self.options, existing)
+            self._check_version(existing)
+            avro_schema = self._avro_schema(cfg, schema.empty_table(), existing)
             config = existing or self._create_table(cfg, avro_schema)
             self.rollback_failed_writes(config)
             self._pending_mdt_rebuild = None  # the sync below re-creates whatever is missing
             config = TableConfig.load(self.storage)
-            config = self._sync_metadata_table_state(cfg, config)
-            result = self._commit(cfg, config, data, operation, avro_schema)
+            if not (cfg.concurrency.optimistic and self._other_pending_writes(None)):
+                # Hudi does not initialise MDT partitions while other writes are in flight.
+                config = self._sync_metadata_table_state(cfg, config)
+            pending = self.begin_commit(cfg, operation)
+        except BaseException:
+            lock.release()
+            raise
+        if cfg.concurrency.optimistic:
+            lock.release()
+            lock = None
+        self._lock = lock
+        return WriteSession(cfg, config, pending, avro_schema, operation, lock)
+
+    def write_files(
+        self, session: WriteSession, data: pa.Table
+    ) -> tuple[list[TaskResult], dict[str, list[str]]]:
+        """Tag, plan and write the data files of a started write (markers first); returns the
+        task results and the file groups an overwrite replaces."""
+        cfg, config, pending = session.cfg, session.config, session.pending
+        rows = self._prepare_rows(cfg, data, session.operation)
+        tasks, replaced = self._plan_tasks(
+            cfg, config, pending.timeline, rows, session.operation, pending.instant
+        )
+        ctx = self.write_context(cfg, config, pending.instant, session.avro_schema)
+        self.prepare_files(pending.instant, [t for t, _ in tasks], cfg)
+        results = self.executor(ctx, tasks) if tasks else []
+        return results, replaced
+
+    def end_write(self, session: WriteSession, result: CommitResult) -> CommitResult:
+        """After the commit: inline table services, under the table lock (a single writer's, still
+        held; a new one under optimistic concurrency control, where they are skipped while other
+        writes are in flight: a compaction, clean or archival must not run under a live writer)."""
         try:
-            self._inline_services(cfg)
+            with TableLock(self.storage, options=self.options, reentrant=True):
+                if session.cfg.concurrency.optimistic and self._other_pending_writes(None):
+                    log.info("inline table services skipped: other writes are in flight")
+                else:
+                    self._inline_services(session.cfg)
         except Exception as e:
             raise CommitCompletedError(
                 result.instant,
                 f"commit {result.instant} on {self.storage.uri()} completed; an inline table service "
                 f"(compaction, clean, MDT compaction or archival) failed after it: {e}",
             ) from e
+        finally:
+            self._release_write_lock(session)
         return result
+
+    def abandon_write(self, session: WriteSession) -> None:
+        """A started write failed before its commit: its instant stays pending (its heartbeat is
+        deleted, so that the next writer rolls it back at once) and a single writer's lock is
+        released."""
+        try:
+            hb = self._heartbeats.pop(session.pending.instant, None)
+            if hb is not None:
+                hb.stop(delete=True)
+        finally:
+            self._release_write_lock(session)
+
+    def _release_write_lock(self, session: WriteSession) -> None:
+        if session.lock is not None:
+            session.lock.release()
+        if self._lock is session.lock:
+            self._lock = None
+
+    def _check_version(self, existing: TableConfig | None) -> None:
+        if existing is not None and existing.table_version != 9:
+            raise InvalidOptionError(
+                f"{self.storage.uri()} is table version {existing.table_version}; hudi-md writes version 9"
+            )
+
+    def _other_pending_writes(self, mine: str | None) -> list[Instant]:
+        return [
+            i
+            for i in self._timeline().pending()
+            if i.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT) and i.requested_time != mine
+        ]
 
     def _avro_schema(self, cfg: WriteConfig, data: pa.Table, existing: TableConfig | None) -> str:
         from hudi_md.write.schema import arrow_to_avro_schema, with_meta_fields
@@ -197,16 +321,29 @@ class HudiWriter:
 
     # --- rollback of failed writes ---------------------------------------------------------------------
 
-    def rollback_failed_writes(self, config: TableConfig) -> list[str]:
-        """Roll back every pending write instant, and finish the compactions and cleans a failed
-        writer left pending (:func:`services.resolve_pending_services`). The caller holds the
-        table lock, so no live writer is behind any pending instant."""
+    def rollback_failed_writes(self, config: TableConfig, *, lazy: bool | None = None) -> list[str]:
+        """Roll back failed write instants, and finish the compactions and cleans a failed writer
+        left pending (:func:`services.resolve_pending_services`). The caller holds the table lock.
+
+        Single writer (Hudi's EAGER policy): every pending write instant has failed, since no
+        other writer can be live. Optimistic concurrency control (Hudi's LAZY policy, ``lazy``):
+        only pending write instants whose heartbeat (``.hoodie/.heartbeat/<instant>``) expired or
+        is missing; a live writer's instant is left alone. Table services only ever run under the
+        lock, so a pending one seen here belongs to a writer that died."""
+        from hudi_md.write.heartbeat import delete_heartbeat, is_expired
         from hudi_md.write.services import resolve_pending_services
 
+        if lazy is None:
+            lazy = self.optimistic
         done = []
         for instant in self._timeline().pending():
             if instant.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
+                if instant.requested_time in self._heartbeats:
+                    continue  # this writer's own live instant
+                if lazy and not is_expired(self.storage, instant.requested_time, self.options):
+                    continue  # a live writer's
                 self.rollback(instant, config)
+                delete_heartbeat(self.storage, instant.requested_time)
                 done.append(instant.requested_time)
         done += resolve_pending_services(self)
         return done
@@ -446,24 +583,28 @@ class HudiWriter:
 
     # --- one commit -------------------------------------------------------------------------------------
 
-    def _commit(
-        self, cfg: WriteConfig, config: TableConfig, data: pa.Table, operation: str, avro_schema: str
-    ) -> CommitResult:
-        pending = self.begin_commit(cfg, operation)
-        rows = self._prepare_rows(cfg, data, operation)
-        tasks, replaced = self._plan_tasks(cfg, config, pending.timeline, rows, operation, pending.instant)
-        ctx = self.write_context(cfg, config, pending.instant, avro_schema)
-        self.prepare_files(pending.instant, [t for t, _ in tasks], cfg)
-        results = self.executor(ctx, tasks) if tasks else []
-        return self.finish_commit(cfg, config, pending, operation, results, avro_schema, replaced)
-
     def begin_commit(self, cfg: WriteConfig, operation: str) -> PendingCommit:
-        """Steps 3a: a fresh instant, ``requested`` then ``inflight`` on the data timeline."""
+        """Step 3a, under the table lock: a fresh instant, ``requested`` then ``inflight`` on the
+        data timeline. Its time is after every requested and completion time on the timeline
+        (and, under optimistic concurrency control, the MDT's), so instants of writers on one
+        host are monotonic and a commit that completes later always has a later completion time
+        than this instant's start. Under optimistic concurrency control the instant's heartbeat is
+        started first, so no other writer ever sees it pending without one."""
         timeline = self._timeline()
-        last = timeline.last()
-        instant = new_instant_time(after=last.requested_time if last else None)
+        after = _latest_time(timeline)
+        if cfg.concurrency.optimistic:
+            mdt = self.storage.child(".hoodie/metadata")
+            if mdt.exists(TIMELINE):
+                after = max(after, _latest_time(Timeline.load(mdt, TIMELINE, 2)))
+        instant = new_instant_time(after=after or None)
         overwrite = operation in ("insert_overwrite", "insert_overwrite_table")
         action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if cfg.is_mor else COMMIT)
+        if cfg.concurrency.optimistic:
+            from hudi_md.write.heartbeat import Heartbeat
+
+            hb = Heartbeat(self.storage, instant, self.options)
+            hb.start()
+            self._heartbeats[instant] = hb
         tw = TimelineWriter(self.storage, TIMELINE)
         tw.requested(instant, action, self._requested_content(action, operation))
         tw.inflight(instant, action, b"")
@@ -506,10 +647,74 @@ class HudiWriter:
 
         ``replaced_keys``: the record keys of the ``replaced`` file groups when the caller has read
         them already (the Spark writer does, on the executors); otherwise they are read here.
+
+        Single writer: the caller holds the table lock. Optimistic concurrency control: the lock
+        is taken here, and under it the timeline and table configuration are re-loaded, the
+        instant is checked to be still pending with a live heartbeat, and the write is checked
+        for conflicts (:mod:`hudi_md.write.conflicts`); a conflicting write is rolled back,
+        leaving nothing behind, and raises :class:`~hudi_md.errors.WriteConflictError`. The MDT
+        records (partition stats included) are computed from the table as it is then.
         """
+        self._check("after_data_files")
+        if not cfg.concurrency.optimistic:
+            return self._complete(
+                cfg, config, pending, operation, results, avro_schema, replaced, replaced_keys, self._lock
+            )
+        from hudi_md.errors import HeartbeatExpiredError
+        from hudi_md.write.conflicts import find_conflict
+        from hudi_md.write.heartbeat import is_expired
+
+        with TableLock(self.storage, options=self.options, reentrant=True) as lock:
+            timeline = self._timeline()
+            mine = timeline.get(pending.instant)
+            if mine is None or mine.is_completed:
+                self._discard_instant(pending, results)
+                raise HeartbeatExpiredError(
+                    pending.instant, "another writer rolled it back (its heartbeat had expired)"
+                )
+            if is_expired(self.storage, pending.instant, self.options):
+                self._discard_instant(pending, results)
+                raise HeartbeatExpiredError(
+                    pending.instant,
+                    "its heartbeat expired (hoodie.client.heartbeat.interval_in_ms times tolerable.misses), "
+                    "so another writer may be rolling it back",
+                )
+            ours = {(r.write_stat["partitionPath"], r.write_stat["fileId"]) for r in results}
+            ours |= {(p, fid) for p, fids in replaced.items() for fid in fids}
+            conflict = find_conflict(self.storage, timeline, pending.instant, ours)
+            if conflict is not None:
+                self._discard_instant(pending, results)
+                raise conflict
+            config = TableConfig.load(self.storage)
+            return self._complete(
+                cfg,
+                config,
+                pending,
+                operation,
+                results,
+                avro_schema,
+                replaced,
+                replaced_keys,
+                lock,
+                completion_after=_latest_time(timeline),
+            )
+
+    def _complete(
+        self,
+        cfg: WriteConfig,
+        config: TableConfig,
+        pending: PendingCommit,
+        operation: str,
+        results: Sequence[TaskResult],
+        avro_schema: str,
+        replaced: Mapping[str, list[str]],
+        replaced_keys: Iterable[str] | None,
+        lock: TableLock | None,
+        *,
+        completion_after: str | None = None,
+    ) -> CommitResult:
         from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
 
-        self._check("after_data_files")
         overwrite = pending.action == REPLACE_COMMIT
         stats: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in results:
@@ -529,17 +734,67 @@ class HudiWriter:
                 fill_index_source_fields(self.storage, self._index_columns(cfg, config, avro_schema))
         self._check("after_mdt_commit")
         self._check("before_complete")
+        if lock is not None:
+            try:
+                lock.check_held()  # the commit point needs the lock: never complete without it
+            except LockLostError as e:
+                raise LockLostError(
+                    f"{e}; commit {pending.instant} did not happen: the instant stays pending, and the "
+                    "next writer rolls it back"
+                ) from e
+        completion = None
+        if completion_after is not None:
+            completion = new_instant_time(after=max(completion_after, pending.instant))
         tw = TimelineWriter(self.storage, TIMELINE)
         tw.complete(
             pending.instant,
             pending.action,
             serialize_instant_metadata("replacecommit" if overwrite else "commit", meta),
+            completion_time=completion,
         )
+        hb = self._heartbeats.pop(pending.instant, None)
+        if hb is not None:
+            hb.stop(delete=True)
         try:
             self._delete_markers(pending.instant)
         except OSError as e:  # the commit is complete; leftover markers of it are harmless
             log.warning("commit %s completed; could not delete its markers: %s", pending.instant, e)
         return CommitResult(pending.instant, pending.action, list(results))
+
+    def _discard_instant(self, pending: PendingCommit, results: Sequence[TaskResult]) -> None:
+        """Undo a write that will not commit (a conflict), under the commit lock, before it wrote
+        anything to the MDT: its data files (through its markers, and its write statistics), its
+        markers, a partition folder it created that holds nothing else, its pending instant files
+        (last: a crash before leaves a pending instant for the LAZY rollback) and its heartbeat.
+        No rollback instant is needed, since no reader ever saw the instant completed."""
+        from hudi_md.table.timeline import State
+        from hudi_md.write.heartbeat import delete_heartbeat
+
+        files: dict[str, set[str]] = defaultdict(set)
+        for p, names in self._marked_files(pending.instant).items():
+            files[p].update(names)
+        for r in results:
+            path = r.write_stat.get("path") or ""
+            if path:
+                files[r.write_stat["partitionPath"]].add(path.rsplit("/", 1)[-1])
+        for p, names in files.items():
+            for n in names:
+                path = f"{p}/{n}" if p else n
+                if self.storage.exists(path):
+                    self.storage.delete(path)
+        if not self._other_pending_writes(pending.instant):
+            # Nobody else is between start and commit, so nobody else can be writing there.
+            self._drop_partitions_created_by(pending.instant, files)
+        self._delete_markers(pending.instant)
+        TimelineWriter(self.storage, TIMELINE).delete_pending(
+            Instant(pending.instant, pending.action, State.INFLIGHT)
+        )
+        hb = self._heartbeats.pop(pending.instant, None)
+        if hb is not None:
+            hb.stop(delete=True)
+        else:
+            delete_heartbeat(self.storage, pending.instant)
+        log.info("discarded instant %s (not committed)", pending.instant)
 
     def _write_partition_metadata(self, instant: str, partitions: Iterable[str], cfg: WriteConfig) -> None:
         """``.hoodie_partition_metadata`` in each partition this commit creates (Hudi's marker of a
@@ -810,6 +1065,23 @@ _META = {
     "_hoodie_partition_path",
     "_hoodie_file_name",
 }
+
+
+def _latest_time(timeline: Timeline) -> str:
+    """The latest requested or completion time on a timeline ("" when empty)."""
+    latest = ""
+    for i in timeline:
+        latest = max(latest, i.requested_time, i.completion_time or "")
+    return latest
+
+
+def rollback_plan_files(plan: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Partition -> file names a rollback plan deletes."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for req in plan.get("RollbackRequests") or ():
+        for uri in req.get("filesToBeDeleted") or ():
+            out[req.get("partitionPath") or ""].append(uri.rsplit("/", 1)[-1])
+    return dict(out)
 
 
 def _without_meta(avro_schema_json: str) -> str:
