@@ -29,7 +29,10 @@ class SimulatedCrash(BaseException):
 # An opt-in, process-wide fault hook: called as ``hook(kind, path)`` before every mutating storage
 # call (kind: write, create, delete, mkdir, rename; path: the full fsspec path). Tests use it to
 # kill a writer after any number of mutations (raise SimulatedCrash, or SIGKILL the process).
-FaultHook = Callable[[str, str], None]
+# A hook with a true ``wants_data`` attribute is called as ``hook(kind, path, data)``: ``data`` is
+# the bytes about to land at ``path`` (write, create, and the rename of Storage.write_atomic, where
+# ``path`` is the destination), else None; a test writes a prefix of them there to tear the file.
+FaultHook = Callable[..., None]
 _fault_hook: FaultHook | None = None
 
 
@@ -40,10 +43,13 @@ def set_fault_hook(hook: FaultHook | None) -> FaultHook | None:
     return previous
 
 
-def _before_mutation(kind: str, full_path: str) -> None:
+def _before_mutation(kind: str, full_path: str, data: bytes | None = None) -> None:
     hook = _fault_hook
     if hook is not None:
-        hook(kind, full_path)
+        if getattr(hook, "wants_data", False):
+            hook(kind, full_path, data)
+        else:
+            hook(kind, full_path)
 
 
 # File systems whose rename is atomic (and replaces the target): a file written to a temporary
@@ -466,7 +472,7 @@ class Storage:
 
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
         full = self._prepare_write(path, overwrite)
-        _before_mutation("write", full)
+        _before_mutation("write", full, data)
         self._call("write", path, lambda: self.fs.pipe_file(full, data))  # a PUT: idempotent
         self.stats.record("write", self._count_key(path), len(data))
 
@@ -480,11 +486,11 @@ class Storage:
             return
         full = self._prepare_write(path, overwrite)
         tmp = posixpath.join(posixpath.dirname(full), temp_name(posixpath.basename(full)))
-        _before_mutation("write", tmp)
+        _before_mutation("write", tmp, data)
         self._call("write", path, lambda: self.fs.pipe_file(tmp, data))
         self.stats.record("write", self._count_key(path), len(data))
         try:
-            _before_mutation("rename", full)
+            _before_mutation("rename", full, data)
             self._call(
                 "rename",
                 path,
@@ -505,7 +511,7 @@ class Storage:
         if parent:
             self._call("mkdir", path, lambda: self.fs.makedirs(parent, exist_ok=True))
         self.stats.record("write", self._count_key(path), len(data))
-        _before_mutation("create", full)
+        _before_mutation("create", full, data)
 
         def create() -> bool:
             try:
