@@ -45,7 +45,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -342,6 +342,25 @@ class TableLock:
             return False
         self.storage.write_atomic(self.path, self._record(time.time(), self._acquired_at))
         return True
+
+    @contextlib.contextmanager
+    def nesting(self) -> Iterator[TableLock]:
+        """While inside, a ``reentrant=True`` lock of the same file taken by this thread nests in
+        this one (a lock acquired with ``reentrant=True`` allows that for as long as it is held)."""
+        if self._outer is not None or not self.held:
+            yield self
+            return
+        with _live_lock:
+            prev = _held.get(self._key)
+            _held[self._key] = (threading.get_ident(), self)
+        try:
+            yield self
+        finally:
+            with _live_lock:
+                if prev is None:
+                    _held.pop(self._key, None)
+                else:
+                    _held[self._key] = prev
 
     def check_held(self) -> None:
         """Raise :class:`LockLostError` unless the lock file still holds this writer's token."""

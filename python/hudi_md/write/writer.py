@@ -10,6 +10,7 @@ tasks): the local one loops in-process, the Spark one runs them in Python worker
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections import defaultdict
@@ -223,21 +224,22 @@ class HudiWriter:
         existing = self._config()
         cfg = WriteConfig.from_options(self.options, existing)  # refuses bad options before locking
         self._check_version(existing)
-        lock = TableLock(self.storage, options=self.options, reentrant=True)
+        lock = TableLock(self.storage, options=self.options)
         lock.acquire()
         try:
-            existing = self._config()  # another writer may have created the table meanwhile
-            cfg = WriteConfig.from_options(self.options, existing)
-            self._check_version(existing)
-            avro_schema = self._avro_schema(cfg, schema.empty_table(), existing)
-            config = existing or self._create_table(cfg, avro_schema)
-            self.rollback_failed_writes(config)
-            self._pending_mdt_rebuild = None  # the sync below re-creates whatever is missing
-            config = TableConfig.load(self.storage)
-            if not (cfg.concurrency.optimistic and self._other_pending_writes(None)):
-                # Hudi does not initialise MDT partitions while other writes are in flight.
-                config = self._sync_metadata_table_state(cfg, config)
-            pending = self.begin_commit(cfg, operation)
+            with lock.nesting():  # table services of the recovery may take the lock again
+                existing = self._config()  # another writer may have created the table meanwhile
+                cfg = WriteConfig.from_options(self.options, existing)
+                self._check_version(existing)
+                avro_schema = self._avro_schema(cfg, schema.empty_table(), existing)
+                config = existing or self._create_table(cfg, avro_schema)
+                self.rollback_failed_writes(config)
+                self._pending_mdt_rebuild = None  # the sync below re-creates whatever is missing
+                config = TableConfig.load(self.storage)
+                if not (cfg.concurrency.optimistic and self._other_pending_writes(None)):
+                    # Hudi does not initialise MDT partitions while other writes are in flight.
+                    config = self._sync_metadata_table_state(cfg, config)
+                pending = self.begin_commit(cfg, operation)
         except BaseException:
             lock.release()
             raise
@@ -267,7 +269,10 @@ class HudiWriter:
         held; a new one under optimistic concurrency control, where they are skipped while other
         writes are in flight: a compaction, clean or archival must not run under a live writer)."""
         try:
-            with TableLock(self.storage, options=self.options, reentrant=True):
+            with (
+                session.lock.nesting() if session.lock is not None else contextlib.nullcontext(),
+                TableLock(self.storage, options=self.options, reentrant=True),
+            ):
                 if session.cfg.concurrency.optimistic and self._other_pending_writes(None):
                     log.info("inline table services skipped: other writes are in flight")
                 else:
