@@ -404,3 +404,40 @@ def test_multi_process_stress(tmp_path: Path) -> None:
 def test_errors_are_typed() -> None:
     assert issubclass(WriteConflictError, HudiMdError) and issubclass(HeartbeatExpiredError, HudiMdError)
     assert hudi_md.WriteConflictError is WriteConflictError
+
+
+# --- the Spark writer follows the same protocol -----------------------------------------------------
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_spark_writer_under_occ(spark: Any, tmp_path: Path, table_type: str) -> None:
+    """A local writer starts; a PySpark write of disjoint file groups commits meanwhile (both
+    commit); a PySpark write of the same file groups commits meanwhile (the local writer, which
+    commits later, gets the conflict). The PySpark write takes the lock only to start and commit."""
+    model = seed(tmp_path, table_type)
+    opts = options(table_type)
+    a = Step(tmp_path, opts, rows([0, 3], "a")).start().write_files()  # sf
+    b = rows([1, 4, 401], "spark-b")  # nyc, and a new key
+    hudi_md.write(
+        spark.createDataFrame(b.to_pylist(), "id string, city string, v string"),
+        str(tmp_path),
+        operation="upsert",
+        options=opts,
+    )
+    apply(model, b)
+    a.commit()
+    apply(model, a.data)
+    check_table(tmp_path, model)
+    c = Step(tmp_path, opts, rows([2, 5], "c")).start().write_files()  # la
+    d = rows([8, 11], "spark-d")  # la again: the same file groups
+    hudi_md.write(
+        spark.createDataFrame(d.to_pylist(), "id string, city string, v string"),
+        str(tmp_path),
+        operation="upsert",
+        options=opts,
+    )
+    apply(model, d)
+    with pytest.raises(WriteConflictError):
+        c.commit()
+    assert leftovers(tmp_path, c.instant) == []
+    check_table(tmp_path, model)

@@ -12,11 +12,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_md.table.config import TableConfig
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
-from hudi_md.write.lock import TableLock
-from hudi_md.write.writer import HudiWriter
+from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
 
 FID_COLUMN = "_hoodie_md_fid"
 KEY, PART = "_hoodie_record_key", "_hoodie_partition_path"
@@ -146,8 +144,6 @@ def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTa
 
 
 def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, Any] | None) -> str:
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
     from hudi_md.spark.arrow_types import spark_schema_to_arrow
@@ -158,125 +154,137 @@ def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, 
 
         raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
     writer = HudiWriter(uri, options)
-    existing = writer._config()
-    cfg = WriteConfig.from_options(writer.options, existing)
     arrow_schema = spark_schema_to_arrow(df.schema)
-    avro_schema = writer._avro_schema(cfg, arrow_schema.empty_table(), existing)
     storage_options = dict(writer.storage_options)
     keyed_schema = StructType(
         [*df.schema.fields, *(StructField(c, StringType()) for c in (KEY, PART, OP_COLUMN))]
     )
-    with TableLock(writer.storage):
-        config = existing or writer._create_table(cfg, avro_schema)
-        writer.rollback_failed_writes(config)
-        writer._pending_mdt_rebuild = None
-        config = writer._sync_metadata_table_state(cfg, TableConfig.load(writer.storage))
-        pending = writer.begin_commit(cfg, operation)
-        keyed = df.mapInArrow(_add_keys(cfg, operation), keyed_schema)
-        if operation in ("upsert", "delete") or cfg.combine_before_insert:
-            order = [F.col(c).desc() for c in cfg.ordering_fields if c in df.columns] + [
-                F.monotonically_increasing_id().desc()
-            ]
-            w = Window.partitionBy(PART, KEY).orderBy(*order)
-            keyed = keyed.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
-        keyed = keyed.persist()
-        partitions = sorted(r[0] for r in keyed.select(PART).distinct().collect())
-        has_commits = bool(pending.timeline.write_timeline())
-        tagged_schema = StructType([*keyed_schema.fields, StructField(FID_COLUMN, StringType())])
-        from hudi_md.api import Table
+    # The same protocol as HudiWriter.write: under the table lock the instant starts (a single
+    # writer keeps the lock to the end; under optimistic concurrency control it is taken again
+    # only to commit, by finish_commit, which checks for conflicts).
+    session = writer.start_write(operation, arrow_schema)
+    try:
+        commit = _write_started(df, writer, session, uri, storage_options, keyed_schema, arrow_schema)
+    except BaseException:
+        writer.abandon_write(session)
+        raise
+    writer.end_write(session, commit)
+    return commit.instant
 
-        table = Table(writer.storage, {})
-        latest = (
-            {
-                (s.partition_path, s.file_id): s
-                for s in table.file_system_view().latest_file_slices(partitions)
-            }
-            if has_commits
-            else {}
-        )
-        if operation in ("upsert", "delete") and has_commits:
-            if K_RECORD_INDEX in config.metadata_partitions:
-                tagged = keyed.mapInArrow(
-                    _lookup_record_index(uri, storage_options, frozenset(latest)), tagged_schema
-                )
-            else:
-                spark = df.sparkSession
-                slices = spark.createDataFrame([(p, f) for p, f in latest], "p string, f string")
-                existing_keys = slices.repartition(max(1, len(latest))).mapInArrow(
-                    _read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string"
-                )
-                tagged = keyed.join(
-                    existing_keys,
-                    (keyed[PART] == existing_keys["_p"]) & (keyed[KEY] == existing_keys["_k"]),
-                    "left",
-                ).drop("_p", "_k")
+
+def _write_started(
+    df: Any,
+    writer: HudiWriter,
+    session: WriteSession,
+    uri: str,
+    storage_options: dict[str, Any],
+    keyed_schema: Any,
+    arrow_schema: pa.Schema,
+) -> CommitResult:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    cfg, config, pending, operation = session.cfg, session.config, session.pending, session.operation
+    avro_schema = session.avro_schema
+    keyed = df.mapInArrow(_add_keys(cfg, operation), keyed_schema)
+    if operation in ("upsert", "delete") or cfg.combine_before_insert:
+        order = [F.col(c).desc() for c in cfg.ordering_fields if c in df.columns] + [
+            F.monotonically_increasing_id().desc()
+        ]
+        w = Window.partitionBy(PART, KEY).orderBy(*order)
+        keyed = keyed.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+    keyed = keyed.persist()
+    partitions = sorted(r[0] for r in keyed.select(PART).distinct().collect())
+    has_commits = bool(pending.timeline.write_timeline())
+    tagged_schema = StructType([*keyed_schema.fields, StructField(FID_COLUMN, StringType())])
+    from hudi_md.api import Table
+
+    table = Table(writer.storage, {})
+    latest = (
+        {(s.partition_path, s.file_id): s for s in table.file_system_view().latest_file_slices(partitions)}
+        if has_commits
+        else {}
+    )
+    if operation in ("upsert", "delete") and has_commits:
+        if K_RECORD_INDEX in config.metadata_partitions:
+            tagged = keyed.mapInArrow(
+                _lookup_record_index(uri, storage_options, frozenset(latest)), tagged_schema
+            )
         else:
-            tagged = keyed.withColumn(FID_COLUMN, F.lit(None).cast("string"))
-        counts = {
-            r[0]: r[1]
-            for r in tagged.filter(F.col(FID_COLUMN).isNull() & (F.col(OP_COLUMN) == "U"))
-            .groupBy(PART)
-            .count()
+            spark = df.sparkSession
+            slices = spark.createDataFrame([(p, f) for p, f in latest], "p string, f string")
+            existing_keys = slices.repartition(max(1, len(latest))).mapInArrow(
+                _read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string"
+            )
+            tagged = keyed.join(
+                existing_keys,
+                (keyed[PART] == existing_keys["_p"]) & (keyed[KEY] == existing_keys["_k"]),
+                "left",
+            ).drop("_p", "_k")
+    else:
+        tagged = keyed.withColumn(FID_COLUMN, F.lit(None).cast("string"))
+    counts = {
+        r[0]: r[1]
+        for r in tagged.filter(F.col(FID_COLUMN).isNull() & (F.col(OP_COLUMN) == "U"))
+        .groupBy(PART)
+        .count()
+        .collect()
+    }
+    avg_row = 200  # bytes; Hudi's default record size estimate (hoodie.copyonwrite.record.size.estimate)
+    per_file = max(1, int(cfg.max_file_size // avg_row))
+    new_fids = {p: [new_file_id() for _ in range(max(1, math.ceil(c / per_file)))] for p, c in counts.items()}
+    assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged_schema).persist()
+    specs = sorted(
+        {
+            (r[0], r[1])
+            for r in assigned.select(PART, FID_COLUMN)
+            .where(F.col(FID_COLUMN).isNotNull())
+            .distinct()
             .collect()
         }
-        avg_row = 200  # bytes; Hudi's default record size estimate (hoodie.copyonwrite.record.size.estimate)
-        per_file = max(1, int(cfg.max_file_size // avg_row))
-        new_fids = {
-            p: [new_file_id() for _ in range(max(1, math.ceil(c / per_file)))] for p, c in counts.items()
-        }
-        assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged_schema).persist()
-        specs = sorted(
-            {
-                (r[0], r[1])
-                for r in assigned.select(PART, FID_COLUMN)
-                .where(F.col(FID_COLUMN).isNotNull())
-                .distinct()
-                .collect()
-            }
-        )
-        tasks: dict[tuple[str, str], FileGroupTask] = {}
-        for i, (p, fid) in enumerate(specs):
-            s = latest.get((p, fid))
-            if s is None:
-                tasks[(p, fid)] = FileGroupTask(p, fid, "insert", token=f"{i}-0-0")
-            else:
-                tasks[(p, fid)] = FileGroupTask(
-                    p,
-                    fid,
-                    "update",
-                    base_file=s.base_file.path if s.base_file else None,
-                    base_instant=s.base_instant,
-                    prev_commit=s.base_instant,
-                    token=f"{i}-0-0",
-                )
-        replaced = writer.replaced_file_groups(operation, partitions) if has_commits else {}
-        writer.prepare_files(pending.instant, list(tasks.values()), cfg)
-        ctx = writer.write_context(cfg, config, pending.instant, avro_schema)
-        n = max(1, len(tasks))
-        results_df = assigned.repartition(n, PART, FID_COLUMN).mapInArrow(
-            _write_groups(ctx, tasks), "result string"
-        )
-        types = {f.name: f.type for f in arrow_schema}
-        results = [TaskResult.from_json(r[0], types) for r in results_df.collect()] if tasks else []
-        keyed.unpersist()
-        assigned.unpersist()
-        replaced_keys = None
-        if replaced and K_RECORD_INDEX in config.metadata_partitions:
-            # The record-index deletes of the replaced groups' keys: read on the executors.
-            groups = [(p, fid) for p, fids in replaced.items() for fid in fids]
-            replaced_keys = [
-                r[0]
-                for r in df.sparkSession.createDataFrame(groups, "p string, f string")
-                .repartition(max(1, len(groups)))
-                .mapInArrow(_read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string")
-                .select("_k")
-                .collect()
-            ]
-        commit = writer.finish_commit(
-            cfg, config, pending, operation, results, avro_schema, replaced, replaced_keys
-        )
-    writer._inline_services(cfg)
-    return commit.instant
+    )
+    tasks: dict[tuple[str, str], FileGroupTask] = {}
+    for i, (p, fid) in enumerate(specs):
+        s = latest.get((p, fid))
+        if s is None:
+            tasks[(p, fid)] = FileGroupTask(p, fid, "insert", token=f"{i}-0-0")
+        else:
+            tasks[(p, fid)] = FileGroupTask(
+                p,
+                fid,
+                "update",
+                base_file=s.base_file.path if s.base_file else None,
+                base_instant=s.base_instant,
+                prev_commit=s.base_instant,
+                token=f"{i}-0-0",
+            )
+    replaced = writer.replaced_file_groups(operation, partitions) if has_commits else {}
+    writer.prepare_files(pending.instant, list(tasks.values()), cfg)
+    ctx = writer.write_context(cfg, config, pending.instant, avro_schema)
+    n = max(1, len(tasks))
+    results_df = assigned.repartition(n, PART, FID_COLUMN).mapInArrow(
+        _write_groups(ctx, tasks), "result string"
+    )
+    types = {f.name: f.type for f in arrow_schema}
+    results = [TaskResult.from_json(r[0], types) for r in results_df.collect()] if tasks else []
+    keyed.unpersist()
+    assigned.unpersist()
+    replaced_keys = None
+    if replaced and K_RECORD_INDEX in config.metadata_partitions:
+        # The record-index deletes of the replaced groups' keys: read on the executors.
+        groups = [(p, fid) for p, fids in replaced.items() for fid in fids]
+        replaced_keys = [
+            r[0]
+            for r in df.sparkSession.createDataFrame(groups, "p string, f string")
+            .repartition(max(1, len(groups)))
+            .mapInArrow(_read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string")
+            .select("_k")
+            .collect()
+        ]
+    return writer.finish_commit(
+        cfg, config, pending, operation, results, avro_schema, replaced, replaced_keys
+    )
 
 
 K_RECORD_INDEX = "record_index"
