@@ -441,3 +441,94 @@ def test_spark_writer_under_occ(spark: Any, tmp_path: Path, table_type: str) -> 
         c.commit()
     assert leftovers(tmp_path, c.instant) == []
     check_table(tmp_path, model)
+
+
+def test_writers_with_different_providers_exclude_each_other(tmp_path: Path) -> None:
+    """hudi-md's own lock file is always taken, so a FileSystemBasedLockProvider writer and an
+    InProcessLockProvider writer (or the CLI, which names no provider) still exclude each other."""
+    storage = Storage(str(tmp_path))
+    fs = options(**{"hoodie.write.lock.wait_time_ms": "200"})
+    inproc = options(
+        **{
+            "hoodie.write.lock.provider": LOCKS + "InProcessLockProvider",
+            "hoodie.write.lock.wait_time_ms": "200",
+        }
+    )
+    with TableLock(storage, options=fs):
+        assert (tmp_path / ".hoodie/lock").exists() and (tmp_path / ".hoodie/.locks/hudi-md.lock").exists()
+        with pytest.raises(LockTimeoutError):
+            TableLock(storage, options=inproc).acquire()
+        with pytest.raises(LockTimeoutError):
+            TableLock(storage, timeout_s=0.2).acquire()
+    with TableLock(storage, options=inproc), pytest.raises(LockTimeoutError):
+        TableLock(storage, options=fs).acquire()
+    assert not (tmp_path / ".hoodie/lock").exists()
+
+
+# --- against Apache Hudi's own FileSystemBasedLockProvider (opt-in: Spark with Hudi's bundle) ------
+
+_BUNDLES = sorted(REPO.glob("build/jars/hudi-spark3.5-bundle_2.12-*.jar"))
+
+_HUDI_LOCK_SCRIPT = r"""
+import json, sys
+from pyspark.sql import SparkSession
+from hudi_md.storage import Storage
+from hudi_md.write.lock import LockTimeoutError, TableLock
+
+jar, base = sys.argv[1], sys.argv[2]
+spark = (SparkSession.builder.master("local[1]").appName("hudi-md-lock").config("spark.jars", jar)
+         .config("spark.ui.enabled", "false").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+jvm = spark._jvm
+props = jvm.java.util.Properties()
+props.setProperty("hoodie.base.path", base)
+props.setProperty("hoodie.write.lock.filesystem.expire", "0")
+conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
+hudi_lock = jvm.org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider(
+    jvm.org.apache.hudi.common.config.LockConfiguration(props), conf)
+secs = jvm.java.util.concurrent.TimeUnit.SECONDS
+opts = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+        "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
+        "hoodie.write.lock.wait_time_ms": "500"}
+out = {"path": hudi_lock.getLock()}
+storage = Storage(base)
+with TableLock(storage, options=opts):
+    out["hudi_while_ours"] = hudi_lock.tryLock(0, secs)
+out["hudi_after_ours"] = hudi_lock.tryLock(0, secs)
+try:
+    TableLock(storage, options=opts).acquire()
+    out["ours_while_hudi"] = "acquired"
+except LockTimeoutError as e:
+    out["ours_while_hudi"] = str(e)
+hudi_lock.unlock()
+with TableLock(storage, options=opts):
+    out["ours_after_hudi"] = "acquired"
+print("RESULT " + json.dumps(out))
+spark.stop()
+"""
+
+
+@pytest.mark.skipif(
+    os.environ.get("HUDI_MD_HUDI_INTEROP") != "1" or not _BUNDLES,
+    reason="set HUDI_MD_HUDI_INTEROP=1 and fetch Hudi's Spark bundle (scripts/fetch-hudi-bundle); ~15 s",
+)
+def test_excludes_apache_hudi_file_system_lock_provider(tmp_path: Path) -> None:
+    """Apache Hudi's FileSystemBasedLockProvider (its class, from Hudi's bundle, in a JVM) and
+    hudi-md's lock with that provider configured exclude each other on the same table."""
+    (tmp_path / "t" / ".hoodie").mkdir(parents=True)
+    script = tmp_path / "hudi_lock.py"
+    script.write_text(_HUDI_LOCK_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(_BUNDLES[-1]), str(tmp_path / "t")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = json.loads(line[-1][len("RESULT ") :])
+    assert out["path"].endswith("/t/.hoodie/lock")
+    assert out["hudi_while_ours"] is False
+    assert out["hudi_after_ours"] is True
+    assert "not hudi-md: Apache Hudi's lock info" in out["ours_while_hudi"]
+    assert out["ours_after_hudi"] == "acquired"

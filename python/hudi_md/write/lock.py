@@ -21,13 +21,16 @@ PUT (``If-None-Match``) on object stores whose fsspec driver supports it (s3fs).
 Release deletes the lock file only while it still holds our token. Every failure is a
 :class:`LockError` (a :class:`~hudi_md.errors.HudiMdError`).
 
-The lock file's path and the acquire timeout follow the write options
-(:func:`hudi_md.write.config.concurrency_settings`): with Hudi's ``FileSystemBasedLockProvider``
-it is Hudi's own lock file (``.hoodie/lock``, or ``hoodie.write.lock.filesystem.path``/lock),
-created exclusively as Hudi does, so a hudi-md writer and an Apache Hudi writer exclude each other;
-a record there that is not hudi-md's (Hudi's ``LockInfo``) is broken only by Hudi's own rule, once
-its mtime is older than ``hoodie.write.lock.filesystem.expire`` minutes (never by default).
-``hoodie.write.lock.wait_time_ms`` (default 60 s) bounds the wait.
+The lock files and the acquire timeout follow the write options
+(:func:`hudi_md.write.config.concurrency_settings`). hudi-md's own lock file is always taken (so
+hudi-md writers exclude each other whatever lock provider each names). With Hudi's
+``FileSystemBasedLockProvider`` Hudi's lock file (``.hoodie/lock``, or
+``hoodie.write.lock.filesystem.path``/lock) is taken next, created exclusively as Hudi does, so
+that a hudi-md writer and an Apache Hudi writer with that provider exclude each other. A record
+there that is not hudi-md's (Hudi's ``LockInfo``) is broken only by Hudi's own rule, once its mtime
+is older than ``hoodie.write.lock.filesystem.expire`` minutes (never by default); hudi-md's own
+records there follow the rules above. ``hoodie.write.lock.wait_time_ms`` (default 60 s) bounds
+the wait for both.
 
 A :class:`TableLock` acquired by a thread that already holds the same lock file through a
 ``reentrant=True`` lock (the writer's critical section, inside which table services take the lock
@@ -126,7 +129,14 @@ class TableLock:
         settings = concurrency_settings(options or {})
         self.storage = storage
         self.timeout_s = settings.wait_s if timeout_s is None else timeout_s
-        self.path = path or settings.lock_path or LOCK_FILE
+        self.path = path or LOCK_FILE
+        # FileSystemBasedLockProvider: Hudi's lock file is taken too, after hudi-md's own (always
+        # in that order, so two writers never deadlock): hudi-md writers exclude each other
+        # whatever provider each was given (and the CLI's services, which name none), and an
+        # Apache Hudi writer with that provider excludes them all.
+        self._hudi_lock_path = settings.lock_path if path is None else None
+        self._hudi: TableLock | None = None
+        self._options = options
         # Records that are not hudi-md's at Hudi's lock path follow Hudi's expiry rule.
         self.hudi_path = settings.lock_path is not None and self.path == settings.lock_path
         self.foreign_expiry_s = settings.foreign_expiry_s
@@ -142,7 +152,9 @@ class TableLock:
 
     @property
     def lost(self) -> bool:
-        return self._outer.lost if self._outer is not None else self._lost
+        if self._outer is not None:
+            return self._outer.lost
+        return self._lost or (self._hudi is not None and self._hudi.lost)
 
     @lost.setter
     def lost(self, value: bool) -> None:
@@ -181,9 +193,25 @@ class TableLock:
             self.token = outer[1].token
             self.held = True
             return
+        deadline = time.monotonic() + self.timeout_s
+        self._acquire_file(deadline)
+        if self._hudi_lock_path:
+            hudi_lock = TableLock(
+                self.storage,
+                timeout_s=max(0.0, deadline - time.monotonic()),
+                options=self._options,
+                path=self._hudi_lock_path,
+            )
+            try:
+                hudi_lock.acquire()
+            except BaseException:
+                self.release()
+                raise
+            self._hudi = hudi_lock
+
+    def _acquire_file(self, deadline: float) -> None:
         self.token = uuid.uuid4().hex
         self.lost = False
-        deadline = time.monotonic() + self.timeout_s
         delay = 0.02
         self._acquired_at = time.time()
         while True:
@@ -206,7 +234,7 @@ class TableLock:
                 continue
             if time.monotonic() > deadline:
                 raise LockTimeoutError(
-                    f"could not lock {self.storage.uri(self.path)} within {self.timeout_s:g}s: "
+                    f"could not lock {self.storage.uri(self.path)} within {self.timeout_s:.3g}s: "
                     f"held by {self._describe_holder()}; {self.hint}"
                 )
             time.sleep(delay)
@@ -231,6 +259,9 @@ class TableLock:
         got = self._read()
         if got is None:
             return "nobody (released meanwhile)"
+        if self.hudi_path and not _is_ours(got[0]):
+            text = got[0][:160].decode("utf-8", "replace").replace("\n", " ")
+            return f"another writer (not hudi-md: Apache Hudi's lock info {text!r})"
         try:
             info = json.loads(got[0])
         except ValueError:
@@ -376,6 +407,8 @@ class TableLock:
             raise LockLostError(
                 f"the table lock {self.storage.uri(self.path)} was taken from this writer (now: {holder})"
             )
+        if self._hudi is not None:
+            self._hudi.check_held()
 
     # --- release ---------------------------------------------------------------------------------
 
@@ -386,6 +419,9 @@ class TableLock:
         if self._outer is not None:
             self._outer = None
             return
+        hudi_lock, self._hudi = self._hudi, None
+        if hudi_lock is not None:
+            hudi_lock.release()
         with _live_lock:
             if _held.get(self._key, (0, None))[1] is self:
                 del _held[self._key]
