@@ -331,11 +331,13 @@ class HudiWriter:
         left pending (:func:`services.resolve_pending_services`). The caller holds the table lock.
 
         Single writer (Hudi's EAGER policy): every pending write instant has failed, since no
-        other writer can be live. Optimistic concurrency control (Hudi's LAZY policy, ``lazy``):
-        only pending write instants whose heartbeat (``.hoodie/.heartbeat/<instant>``) expired or
-        is missing; a live writer's instant is left alone. Table services only ever run under the
-        lock, so a pending one seen here belongs to a writer that died."""
-        from hudi_md.write.heartbeat import delete_heartbeat, is_expired
+        other writer can be live, except one with a live heartbeat: only writers under optimistic
+        concurrency control write heartbeats, and such a writer may be between its start and its
+        commit (the CLI's services, which name no concurrency mode, run this too). Optimistic
+        concurrency control (Hudi's LAZY policy, ``lazy``): only pending write instants whose
+        heartbeat (``.hoodie/.heartbeat/<instant>``) expired or is missing. Table services only
+        ever run under the lock, so a pending one seen here belongs to a writer that died."""
+        from hudi_md.write.heartbeat import delete_heartbeat, is_expired, last_heartbeat
         from hudi_md.write.services import resolve_pending_services
 
         if lazy is None:
@@ -345,7 +347,10 @@ class HudiWriter:
             if instant.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
                 if instant.requested_time in self._heartbeats:
                     continue  # this writer's own live instant
-                if lazy and not is_expired(self.storage, instant.requested_time, self.options):
+                t = instant.requested_time
+                if (lazy or last_heartbeat(self.storage, t) is not None) and not is_expired(
+                    self.storage, t, self.options
+                ):
                     continue  # a live writer's
                 self.rollback(instant, config)
                 delete_heartbeat(self.storage, instant.requested_time)
@@ -675,7 +680,9 @@ class HudiWriter:
             if mine is None or mine.is_completed:
                 self._discard_instant(pending, results)
                 raise HeartbeatExpiredError(
-                    pending.instant, "another writer rolled it back (its heartbeat had expired)"
+                    pending.instant,
+                    "another writer rolled it back (its heartbeat had expired, or a writer without "
+                    "optimistic concurrency control rolled back every pending instant)",
                 )
             if is_expired(self.storage, pending.instant, self.options):
                 self._discard_instant(pending, results)
