@@ -55,7 +55,26 @@ def _plant(root: Path, kind: str, dead_pid: int) -> None:
         os.utime(lock, (old, old))
 
 
-def _racer(wid: int, root: str, barrier: Any, rounds: int, dead_pid: int, out: Any) -> None:
+_HUDI_FS_OPTS = {
+    "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
+    "hoodie.write.lock.filesystem.expire": "1",
+}
+
+
+def _plant_hudi(root: Path) -> None:
+    """An Apache Hudi writer's lock (FileSystemBasedLockProvider), an hour old: expired by
+    hoodie.write.lock.filesystem.expire=1 (minute)."""
+    lock = root / ".hoodie" / "lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_bytes(b"LockInfo{lockCreateTime='2026-01-01 00:00:00.000', lockThreadName='main'}")
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+
+
+def _racer(
+    wid: int, root: str, barrier: Any, rounds: int, dead_pid: int, out: Any, hudi: bool = False
+) -> None:
     import random
 
     from hudi_md.storage import set_fault_hook
@@ -71,10 +90,13 @@ def _racer(wid: int, root: str, barrier: Any, rounds: int, dead_pid: int, out: A
     try:
         for r in range(rounds):
             if wid == 0:
-                _plant(Path(root), kinds[r % len(kinds)], dead_pid)
+                if hudi:
+                    _plant_hudi(Path(root))
+                else:
+                    _plant(Path(root), kinds[r % len(kinds)], dead_pid)
             barrier.wait(timeout=120)
             try:
-                with TableLock(storage, timeout_s=30):
+                with TableLock(storage, timeout_s=30, options=_HUDI_FS_OPTS if hudi else None):
                     try:
                         fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
                     except FileExistsError:
@@ -94,13 +116,18 @@ def _racer(wid: int, root: str, barrier: Any, rounds: int, dead_pid: int, out: A
         out.put((wid, overlaps, errors))
 
 
-def test_racing_breakers_never_share_the_lock(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hudi", [False, True], ids=["hudi-md", "hudi-fs-provider"])
+def test_racing_breakers_never_share_the_lock(tmp_path: Path, hudi: bool) -> None:
+    """Also with FileSystemBasedLockProvider: an expired Apache Hudi lock at .hoodie/lock is
+    broken by exactly one of the racers (the tombstone protocol), never by two."""
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(3)
     out = ctx.Queue()
     dead = _dead_pid()
+    rounds = ROUNDS // 2 if hudi else ROUNDS
     procs = [
-        ctx.Process(target=_racer, args=(w, str(tmp_path), barrier, ROUNDS, dead, out)) for w in range(3)
+        ctx.Process(target=_racer, args=(w, str(tmp_path), barrier, rounds, dead, out, hudi))
+        for w in range(3)
     ]
     for p in procs:
         p.start()
@@ -109,10 +136,11 @@ def test_racing_breakers_never_share_the_lock(tmp_path: Path) -> None:
         p.join(timeout=60)
     overlaps = sum(r[1] for r in results)
     errors = [e for r in results for e in r[2]]
-    print(f"rounds: {ROUNDS} x 3 processes; rounds with two holders: {overlaps}; errors: {len(errors)}")
+    print(f"rounds: {rounds} x 3 processes; rounds with two holders: {overlaps}; errors: {len(errors)}")
     assert overlaps == 0, f"{overlaps} times two processes held the lock at once"
     assert not errors, errors[:5]
     assert not (tmp_path / LOCK_FILE).exists()
+    assert not (tmp_path / ".hoodie" / "lock").exists()
     assert [e.name for e in (tmp_path / LOCK_FILE).parent.iterdir()] == []
 
 
