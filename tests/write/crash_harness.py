@@ -430,10 +430,17 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        states = set(self.readers.values())
+        # A torn file may be refused by a reader (hudi-md: a typed error naming it; hudi-rs: its
+        # own error); rows read are always one state, the same for every reader that read.
+        states = set()
+        for reader, state in self.readers.items():
+            if state.startswith("error:"):
+                if self.variant != "torn" or (reader != "hudi-rs" and ":untyped:" in state):
+                    return False
+                continue
+            states.add(state)
         good_states = states <= {"before", "after", "partial", "same"}
-        agree = len(states) == 1
-        return good_states and agree and self.validate == "answered" and self.recovery == "ok"
+        return good_states and len(states) <= 1 and self.validate == "answered" and self.recovery == "ok"
 
     @property
     def classes(self) -> list[str]:
@@ -569,6 +576,10 @@ def trials(built: Built, variants: tuple[str, ...] = ("kill", "torn")) -> list[t
         for v in variants:
             if v == "torn" and not has_data:
                 continue  # nothing to tear: a delete, mkdir or plain rename
+            if v == "torn" and "/.locks/" in built.mutations[k][1]:
+                # A torn lock record is the lock's business (it expires by its mtime; the next
+                # writer waits that long): tests/write/test_lock.py covers it.
+                continue
             out.append((k, v))
     return out
 

@@ -124,12 +124,23 @@ def resolve_pending_services(writer: HudiWriter) -> list[str]:
     plan, as Hudi's inline compaction does; when a file the plan reads is gone the compaction is
     rolled back altogether. A pending clean is run again from its plan (cleans are idempotent). A
     pending rollback is dropped (with its MDT deltacommit) and its target, if still on the
-    timeline, rolled back anew.
-    Returns the instants resolved."""
-    from hudi_md.table.timeline import Timeline
+    timeline, rolled back anew from the same plan. A pending restore is run to its end from its
+    plan (as Hudi does), after the rollbacks it left unfinished.
+    Pending clustering and log compaction (Apache Hudi's, which hudi-md cannot run) are left
+    alone. Returns the instants resolved."""
+    from hudi_md.table.timeline import RESTORE, Timeline
 
-    done = []
-    for instant in Timeline.load(writer.storage, TIMELINE, 2).pending():
+    done: list[str] = []
+    order = {ROLLBACK: 0, COMPACTION: 1, CLEAN: 1, RESTORE: 2}
+    while True:
+        pending = [
+            i
+            for i in Timeline.load(writer.storage, TIMELINE, 2).pending()
+            if i.action in order and i.requested_time not in done
+        ]
+        if not pending:
+            return done
+        instant = min(pending, key=lambda i: (order[i.action], i.requested_time))
         if instant.action == COMPACTION:
             _recover_compaction(writer, instant.requested_time)
         elif instant.action == CLEAN:
@@ -137,9 +148,72 @@ def resolve_pending_services(writer: HudiWriter) -> list[str]:
         elif instant.action == ROLLBACK:
             _recover_rollback(writer, instant.requested_time)
         else:
-            continue
+            _recover_restore(writer, instant.requested_time)
         done.append(instant.requested_time)
-    return done
+
+
+def repair_torn_completion(writer: HudiWriter) -> list[str]:
+    """A completed instant file that does not parse (torn: written in place by a writer that died,
+    where the file system has no atomic rename) is not a completion: the commit point is that file
+    landing whole. Only the newest completed instant can be one (the dead writer's last act), so
+    only it is read. Its completed file is deleted, which leaves the instant pending (its
+    requested and inflight files stay), for the usual recovery; a write is rolled back here.
+    Returns the write instants rolled back."""
+    from hudi_md.formats.commit_metadata import parse_instant_metadata
+    from hudi_md.table.timeline import Timeline
+
+    timeline = Timeline.load(writer.storage, TIMELINE, 2)
+    completed = list(timeline.completed())
+    if not completed:
+        return []
+    newest = max(completed, key=lambda i: (i.completion_time or i.requested_time, i.requested_time))
+    path = f"{TIMELINE}/{newest.file_name}"
+    try:
+        parse_instant_metadata(writer.storage.read_bytes(path), writer.storage.uri(path))
+        return []
+    except CorruptFileError as e:
+        t = newest.requested_time
+        has_pending = any(
+            i.requested_time == t and not i.is_completed
+            for i in _all_instant_files(writer.storage)
+        )
+        if not has_pending:
+            raise  # nothing to fall back to: a typed error naming the file
+        log.warning("instant %s is torn (%s): treating it as not completed", newest.file_name, e)
+    writer.storage.delete(path)
+    instant = Timeline.load(writer.storage, TIMELINE, 2).get(newest.requested_time)
+    if instant is not None and instant.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
+        writer.rollback(instant, TableConfig.load(writer.storage), reason="torn completed instant")
+        return [instant.requested_time]
+    return []
+
+
+def _all_instant_files(storage: Any) -> list[Any]:
+    """Every instant file of the data timeline (all states, not only each instant's furthest)."""
+    from hudi_md.table.timeline import parse_instant_file
+
+    out = []
+    for status in storage.list(TIMELINE):
+        instant = None if status.is_dir else parse_instant_file(status.name, 2)
+        if instant is not None:
+            out.append(instant)
+    return out
+
+
+def _recover_restore(writer: HudiWriter, instant_time: str) -> None:
+    try:
+        plan = _read_plan(writer.storage, instant_time, "restore")
+    except CorruptFileError:
+        plan = None
+    if plan is None:
+        # Nothing was rolled back without a plan (it is written first): drop the instant.
+        log.warning("dropping restore %s left pending without a readable plan", instant_time)
+        for name in (f"{instant_time}.restore.inflight", f"{instant_time}.restore.requested"):
+            if writer.storage.exists(f"{TIMELINE}/{name}"):
+                writer.storage.delete(f"{TIMELINE}/{name}")
+        return
+    log.warning("finishing restore %s left pending by a failed writer", instant_time)
+    writer.run_restore(instant_time, plan)
 
 
 def _undo_mdt_deltacommit(writer: HudiWriter, instant_time: str) -> None:
@@ -242,8 +316,18 @@ def _recover_rollback(writer: HudiWriter, instant_time: str) -> None:
         return
     instant = Timeline.load(writer.storage, TIMELINE, 2).get(target)
     if instant is not None:
+        from hudi_md.write.writer import rollback_plan_files
+
         log.warning("re-running the rollback of %s left unfinished by a failed writer", target)
-        writer.rollback(instant, TableConfig.load(writer.storage), reason="unfinished rollback")
+        # A target no longer completed was reverted to inflight by that rollback: its files are
+        # the plan's (the markers of a completed commit are gone).
+        writer.rollback(
+            instant,
+            TableConfig.load(writer.storage),
+            reason="unfinished rollback",
+            files=None if instant.is_completed else rollback_plan_files(plan),
+            was_completed=not instant.is_completed,
+        )
 
 
 def _recover_clean(writer: HudiWriter, instant_time: str) -> None:
@@ -551,4 +635,3 @@ def _execute_compaction(writer: HudiWriter, table: Any, instant: str, slices: li
     writer._delete_markers(instant)
 
 
-_ = REPLACE_COMMIT

@@ -30,6 +30,7 @@ from hudi_md.table.timeline import (
     COMMIT,
     DELTA_COMMIT,
     REPLACE_COMMIT,
+    RESTORE,
     ROLLBACK,
     Instant,
     Timeline,
@@ -338,11 +339,11 @@ class HudiWriter:
         heartbeat (``.hoodie/.heartbeat/<instant>``) expired or is missing. Table services only
         ever run under the lock, so a pending one seen here belongs to a writer that died."""
         from hudi_md.write.heartbeat import delete_heartbeat, is_expired, last_heartbeat
-        from hudi_md.write.services import resolve_pending_services
+        from hudi_md.write.services import repair_torn_completion, resolve_pending_services
 
         if lazy is None:
             lazy = self.optimistic
-        done = []
+        done = repair_torn_completion(self)  # first: a dead writer's last act may be torn
         for instant in self._timeline().pending():
             if instant.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
                 if instant.requested_time in self._heartbeats:
@@ -358,16 +359,38 @@ class HudiWriter:
         done += resolve_pending_services(self)
         return done
 
-    def rollback(self, instant: Instant, config: TableConfig, *, reason: str = "failed write") -> str:
-        """v9 rollback: delete the files the instant wrote (found through its markers), undo its
-        MDT deltacommit, record a rollback instant, and drop the instant's pending files."""
+    def rollback(
+        self,
+        instant: Instant,
+        config: TableConfig,
+        *,
+        reason: str = "failed write",
+        files: Mapping[str, list[str]] | None = None,
+        was_completed: bool = False,
+    ) -> str:
+        """v9 rollback: delete the files the instant wrote (found through its markers, or the
+        commit metadata of a completed instant, or ``files``: the plan of an earlier rollback of
+        it that did not finish), undo its MDT deltacommit, record a rollback instant, and drop
+        the instant's pending files.
+
+        A completed instant is first reverted to inflight (its completed file deleted, as Hudi's
+        rollback does) before any of its files goes: readers then see the table without it, never
+        a completed instant with files missing. ``was_completed``: the instant was completed when
+        an unfinished rollback reverted it (its MDT entries may be in MDT base files already)."""
         from hudi_md.formats.timeline_writer import serialize_instant_metadata
 
         rb_time = new_instant_time(
             after=self._timeline().last().requested_time if self._timeline().last() else None
         )
         tw = TimelineWriter(self.storage, TIMELINE)
-        if instant.is_completed:
+        if files is None and not instant.is_completed:
+            # An earlier rollback of it that did not finish (its target reverted to inflight):
+            # that plan names the files (a completed commit's markers are gone).
+            files = self._unfinished_rollback_files(instant.requested_time)
+            was_completed = was_completed or files is not None
+        if files is not None:
+            written: dict[str, list[str]] = defaultdict(list, {p: list(n) for p, n in files.items()})
+        elif instant.is_completed:
             written = self._committed_files(instant)
         else:
             written = self._marked_files(instant.requested_time)
@@ -387,6 +410,8 @@ class HudiWriter:
         }
         tw.requested(rb_time, ROLLBACK, serialize_instant_metadata("rollback_plan", plan))
         tw.inflight(rb_time, ROLLBACK, b"")
+        if instant.is_completed:
+            self._revert_to_inflight(instant)
         deleted: dict[str, list[str]] = defaultdict(list)
         for p, names in written.items():
             for n in names:
@@ -395,7 +420,9 @@ class HudiWriter:
                     self.storage.delete(path)
                     deleted[p].append(self.storage.uri(path))
         self._drop_partitions_created_by(instant.requested_time, written)
-        mdt_rebuild = self._rollback_mdt_instant(instant.requested_time, instant.is_completed)
+        mdt_rebuild = self._rollback_mdt_instant(
+            instant.requested_time, instant.is_completed or was_completed
+        )
         if mdt_rebuild and config.metadata_partitions:
             # The instant is already folded into an MDT base file: rebuild the MDT from storage.
             from hudi_md.metadata.lifecycle import delete_metadata_table
@@ -430,12 +457,39 @@ class HudiWriter:
             "instantsRollback": [{"commitTime": instant.requested_time, "action": instant.action}],
         }
         tw.complete(rb_time, ROLLBACK, serialize_instant_metadata("rollback", meta))
-        if instant.is_completed:
-            self.storage.delete(f"{TIMELINE}/{instant.file_name}")
+        self._last_rollback_metadata = meta
         tw.delete_pending(instant)
         self._delete_markers(instant.requested_time)
         log.info("rolled back %s (%s) as %s", instant, reason, rb_time)
         return rb_time
+
+    def _unfinished_rollback_files(self, instant_time: str) -> dict[str, list[str]] | None:
+        """Partition -> file names in the plan of a pending rollback of ``instant_time``."""
+        from hudi_md.errors import CorruptFileError
+        from hudi_md.formats.commit_metadata import parse_instant_metadata
+
+        for rb in self._timeline().pending().of_actions(ROLLBACK):
+            path = f"{TIMELINE}/{rb.requested_time}.{ROLLBACK}.requested"
+            try:
+                plan = parse_instant_metadata(self.storage.read_bytes(path), self.storage.uri(path)) or {}
+            except (FileNotFoundError, CorruptFileError):
+                continue
+            if (plan.get("instantToRollback") or {}).get("commitTime") == instant_time:
+                return rollback_plan_files(plan)
+        return None
+
+    def _revert_to_inflight(self, instant: Instant) -> None:
+        """Hudi's ``revertCompleteToInflight``: the instant's pending file is there (written if
+        gone), then its completed file is deleted; from then on it is a failed write to readers."""
+        from hudi_md.table.timeline import COMPLETES_AS
+
+        t = instant.requested_time
+        actions = [instant.action] + [a for a, done in COMPLETES_AS.items() if done == instant.action]
+        names = [f"{t}.inflight"] if instant.action == COMMIT else []
+        names += [f"{t}.{a}.inflight" for a in actions]
+        if not any(self.storage.exists(f"{TIMELINE}/{n}") for n in names):
+            TimelineWriter(self.storage, TIMELINE).inflight(t, instant.action, b"")
+        self.storage.delete(f"{TIMELINE}/{instant.file_name}")
 
     def _drop_partitions_created_by(self, instant_time: str, partitions: Iterable[str]) -> None:
         """A partition directory the rolled-back instant created, now empty, goes too: its
@@ -482,7 +536,13 @@ class HudiWriter:
 
     def restore(self, instant_time: str) -> list[str]:
         """Bring the table back to its state right after ``instant_time`` (rolls back later writes,
-        newest first). Refused when a clean already removed files that state needs."""
+        newest first). Refused when a clean already removed files that state needs.
+
+        As in Hudi, a restore instant records the plan first (``R.restore.requested``: the
+        instants to roll back); a restore left unfinished by a dead writer is run to its end by
+        the next writer (:func:`services.resolve_pending_services`)."""
+        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+
         with TableLock(self.storage, options=self.options):
             timeline = self._timeline()
             if timeline.write_timeline().get(instant_time) is None:
@@ -494,15 +554,60 @@ class HudiWriter:
                         f"cannot restore to {instant_time}: clean {c.requested_time} kept only commits "
                         f"from {retained}"
                     )
-            done = []
-            for pending in timeline.pending():
-                if pending.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, "compaction", "clustering"):
-                    done.append(self.rollback(pending, TableConfig.load(self.storage), reason="restore"))
-            for w in reversed(list(self._timeline().write_timeline())):
-                if w.requested_time > instant_time:
-                    done.append(self.rollback(w, TableConfig.load(self.storage), reason="restore"))
+            targets = [
+                p
+                for p in timeline.pending()
+                if p.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, "compaction", "clustering")
+            ]
+            later = [w for w in timeline.write_timeline() if w.requested_time > instant_time]
+            targets += list(reversed(later))
+            last = timeline.last()
+            rs_time = new_instant_time(after=last.requested_time if last else None)
+            plan = {
+                "instantsToRollback": [
+                    {"commitTime": i.requested_time, "action": i.action} for i in targets
+                ],
+                "version": 1,
+            }
+            TimelineWriter(self.storage, TIMELINE).requested(
+                rs_time, RESTORE, serialize_instant_metadata("restore_plan", plan)
+            )
+            done = self.run_restore(rs_time, plan)
             self._finish_mdt_rebuild()
             return done
+
+    def run_restore(self, rs_time: str, plan: Mapping[str, Any]) -> list[str]:
+        """Execute the requested restore ``rs_time`` (again, after a crash): roll back each instant
+        of its plan still on the timeline, newest first, then complete the restore. The caller
+        holds the table lock."""
+        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+
+        tw = TimelineWriter(self.storage, TIMELINE)
+        inflight = f"{TIMELINE}/{rs_time}.{RESTORE}.inflight"
+        if not self.storage.exists(inflight):
+            tw.inflight(rs_time, RESTORE, b"")
+        done: list[str] = []
+        rollbacks: dict[str, list[dict[str, Any]]] = {}
+        targets = [i.get("commitTime") or "" for i in plan.get("instantsToRollback") or ()]
+        for t in targets:
+            instant = self._timeline().get(t)
+            if instant is None or instant.action in (ROLLBACK, RESTORE):
+                continue  # rolled back already (before a crash)
+            done.append(self.rollback(instant, TableConfig.load(self.storage), reason="restore"))
+            rollbacks[t] = [self._last_rollback_metadata]
+        meta = {
+            "startRestoreTime": rs_time,
+            "timeTakenInMillis": 0,
+            "instantsToRollback": targets,
+            "hoodieRestoreMetadata": rollbacks,
+            "version": 1,
+            "restoreInstantInfo": [
+                {"commitTime": i.get("commitTime") or "", "action": i.get("action") or ""}
+                for i in plan.get("instantsToRollback") or ()
+            ],
+        }
+        tw.complete(rs_time, RESTORE, serialize_instant_metadata("restore", meta))
+        return done
 
     def _finish_mdt_rebuild(self) -> None:
         wanted = getattr(self, "_pending_mdt_rebuild", None)
