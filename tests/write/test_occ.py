@@ -385,7 +385,7 @@ def test_multi_process_stress(tmp_path: Path) -> None:
     proc = subprocess.run(
         [
             sys.executable,
-            str(REPO / "scripts" / "occ-stress"),
+            str(REPO / "tests" / "write" / "occ_harness.py"),
             "--seeds",
             seeds,
             "--json",
