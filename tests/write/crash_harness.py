@@ -409,7 +409,12 @@ READERS = {"mdt": read_mdt, "listing": read_listing, "hudi-rs": read_rs}
 
 
 def pending(path: Path) -> list[str]:
-    return [str(i) for i in Timeline.load(Storage(str(path)), ".hoodie/timeline", 2).pending()]
+    """Pending instants of the data table's timeline and of its MDT's."""
+    out = [str(i) for i in Timeline.load(Storage(str(path)), ".hoodie/timeline", 2).pending()]
+    mdt = path / ".hoodie" / "metadata"
+    if (mdt / ".hoodie" / "hoodie.properties").exists():
+        out += [f"mdt:{i}" for i in Timeline.load(Storage(str(mdt)), ".hoodie/timeline", 2).pending()]
+    return out
 
 
 def _err(e: BaseException) -> str:

@@ -360,6 +360,35 @@ class MetadataTableWriter:
             and not i.requested_time.startswith(INIT_INSTANT_PREFIX)
         )
 
+    def resolve_pending_services(self) -> list[str]:
+        """Drop the MDT compaction or clean a dead writer left pending (the caller holds the
+        table lock): a compaction's new base files and its instant files go (readers never used
+        them: its instant is not completed; the next due compaction merges the same slices), a
+        clean's instant files go (what it deleted was superseded; the next clean finds the rest).
+        MDT deltacommits are the data instants' and are undone with them. Returns the instants."""
+        from hudi_md.table.timeline import CLEAN
+
+        done = []
+        for instant in self.timeline().pending():
+            t = instant.requested_time
+            if instant.action == COMPACTION:
+                for part in self.storage.list(""):
+                    if not part.is_dir or part.name.startswith("."):
+                        continue
+                    for e in self.storage.list(part.name):
+                        if e.name.endswith(f"_{t}.hfile"):
+                            self.storage.delete(e.path)
+            elif instant.action != CLEAN:
+                continue
+            log.warning("dropping MDT %s %s left pending by a failed writer", instant.action, t)
+            # inflight first: a requested instant alone is still a pending plan
+            for state in ("inflight", "requested"):
+                name = f".hoodie/timeline/{t}.{instant.action}.{state}"
+                if self.storage.exists(name):
+                    self.storage.delete(name)
+            done.append(t)
+        return done
+
     def compact_if_due(self, reader: MetadataTable) -> str | None:
         limit = int(self.options.get(COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT))
         if self.deltacommits_since_compaction() < limit:

@@ -130,7 +130,7 @@ def resolve_pending_services(writer: HudiWriter) -> list[str]:
     alone. Returns the instants resolved."""
     from hudi_md.table.timeline import RESTORE, Timeline
 
-    done: list[str] = []
+    done: list[str] = _resolve_mdt_services(writer)
     order = {ROLLBACK: 0, COMPACTION: 1, CLEAN: 1, RESTORE: 2}
     while True:
         pending = [
@@ -150,6 +150,16 @@ def resolve_pending_services(writer: HudiWriter) -> list[str]:
         else:
             _recover_restore(writer, instant.requested_time)
         done.append(instant.requested_time)
+
+
+def _resolve_mdt_services(writer: HudiWriter) -> list[str]:
+    """The MDT's own compaction or clean left pending by a dead writer."""
+    if not writer.storage.exists(".hoodie/metadata/.hoodie/hoodie.properties"):
+        return []
+    from hudi_md.metadata.writer import MetadataTableWriter
+
+    mw = MetadataTableWriter(writer.storage, TableConfig.load(writer.storage), writer.options)
+    return [f"mdt:{t}" for t in mw.resolve_pending_services()]
 
 
 def repair_torn_completion(writer: HudiWriter) -> list[str]:
