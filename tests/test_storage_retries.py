@@ -97,8 +97,11 @@ def fail_first(n: int, exc: Exception, methods: tuple[str, ...] = ("cat_file",))
         ),
         ConnectionResetError(104, "Connection reset by peer"),
         TimeoutError("Read timed out"),
+        # s3fs's translations of 503 SlowDown and 500 InternalError name neither
+        OSError(16, "Please reduce your request rate."),
+        OSError(121, "We encountered an internal error. Please try again."),
     ],
-    ids=["slowdown", "reset", "timeout"],
+    ids=["slowdown", "reset", "timeout", "s3fs-slowdown", "s3fs-internal-error"],
 )
 def test_transient_failures_are_retried(tmp_path: Path, exc: Exception) -> None:
     (tmp_path / "f").write_bytes(b"data")

@@ -69,6 +69,7 @@ RETRY_MAX_INTERVAL_MS = "hoodie.filesystem.operation.retry.max_interval_ms"
 _TRANSIENT_MARKERS = (
     "SlowDown",
     "Slow Down",
+    "reduce your request rate",
     "ServiceUnavailable",
     "Service Unavailable",
     "503",
@@ -84,8 +85,19 @@ _TRANSIENT_MARKERS = (
     "ServerDisconnected",
     "EndpointConnectionError",
 )
+# EBUSY and EREMOTEIO: s3fs's translations of 503 SlowDown / ServiceUnavailable and of 500
+# InternalError (its message then names neither).
 _TRANSIENT_ERRNOS = frozenset(
-    {errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNABORTED, errno.ECONNREFUSED, errno.EPIPE}
+    {
+        errno.EAGAIN,
+        errno.ETIMEDOUT,
+        errno.ECONNRESET,
+        errno.ECONNABORTED,
+        errno.ECONNREFUSED,
+        errno.EPIPE,
+        errno.EBUSY,
+        getattr(errno, "EREMOTEIO", 121),
+    }
 )
 
 
