@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -12,7 +12,6 @@ from hudi_md.errors import InvalidOptionError
 from hudi_md.planning.planner import plan_scan, row_filter
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
-from hudi_md.table.timeline import WRITE_ACTIONS
 
 if TYPE_CHECKING:
     from hudi_md.api import Table
@@ -49,28 +48,12 @@ class TableScan:
             return None
         return row_filter(self.filters, schema)
 
-    def _is_valid_instant(self, as_of: str | None) -> Callable[[str | None], bool]:
-        timeline = self.table.timeline
-        visible = timeline.until(as_of)
-        committed = {i.requested_time for i in visible if i.is_completed and i.action in WRITE_ACTIONS}
-        starts = [i.requested_time for i in timeline if i.action in WRITE_ACTIONS]
-        start = min(starts) if starts else None
-
-        def valid(instant: str | None) -> bool:
-            if instant is None:
-                return False
-            if instant in committed:
-                return True
-            # Blocks older than the active timeline were written by archived (completed) instants.
-            return start is not None and instant < start and (as_of is None or instant <= as_of)
-
-        return valid
-
     def _read_slices(self, slices: Sequence[FileSlice], schema: pa.Schema, as_of: str | None) -> pa.Table:
-        from hudi_md.read.slice_reader import MergeSpec, read_file_slice
+        from hudi_md.read.slice_reader import MergeSpec, instant_validator, read_file_slice
 
         merge = MergeSpec.from_config(self.table.config)
-        valid = self._is_valid_instant(as_of)
+        # The one validity rule every reader applies (Hudi's log scanner's), Spark executors included.
+        valid = instant_validator(self.table.timeline, as_of)
         row_filter = self._row_filter(schema)
         scheme = PartitionScheme(self.table.config)
         tables = []
