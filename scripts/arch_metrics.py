@@ -9,10 +9,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else Path(__file__).resolve().parents[1] / "python")
+_ARGS = [a for a in sys.argv[1:] if not a.startswith("-")]
+ROOT = Path(_ARGS[0]) if _ARGS else Path(__file__).resolve().parents[1] / "python"
 PACKAGE = "hudi_md"
 # Calls that move an instant through its states on a timeline.
-INSTANT_STATE_CALLS = {"requested", "inflight", "complete", "write_requested", "write_inflight", "write_completed"}
+INSTANT_STATE_CALLS = {"requested", "inflight", "complete"}
 
 
 def modules() -> dict[str, Path]:
@@ -48,7 +49,8 @@ def import_graph(known: dict[str, Path]) -> tuple[dict[str, set[str]], int, int]
     for mod, path in known.items():
         tree = ast.parse(path.read_text())
         is_pkg = path.name == "__init__.py"
-        func_nodes = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) for n in ast.walk(f)}
+        funcs = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+        func_nodes = {id(n) for f in funcs for n in ast.walk(f)}
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -105,6 +107,10 @@ def sccs(graph: dict[str, set[str]], nodes: list[str]) -> list[list[str]]:
     return out
 
 
+def _is_self_attr(t: ast.expr) -> bool:
+    return isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+
+
 def layer(mod: str) -> str:
     parts = mod.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
@@ -129,7 +135,7 @@ def main() -> None:
                 defined[node.name].add(m)
             elif isinstance(node, ast.Assign):
                 for t in node.targets:
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    if _is_self_attr(t):
                         defined[t.attr].add(m)
                     elif isinstance(t, ast.Name):
                         defined[t.id].add(m)
@@ -169,9 +175,12 @@ def main() -> None:
                     # a bare Any (or Any | None): the type a project type could name
                     if ann is not None and ast.unparse(ann) in ("Any", "Any | None", "Optional[Any]"):
                         any_params.append(f"{m}.{node.name}({a.arg}: {ast.unparse(ann)})")
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in INSTANT_STATE_CALLS:
-                    state_writes.append(f"{m}:{node.lineno} .{node.func.attr}()")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in INSTANT_STATE_CALLS
+            ):
+                state_writes.append(f"{m}:{node.lineno} .{node.func.attr}()")
 
     sizes = sorted(((len(p.read_text().splitlines()), m) for m, p in known.items()), reverse=True)
     functions.sort(reverse=True)
