@@ -46,6 +46,62 @@ def delete_metadata_table(storage: Storage) -> TableConfig:
     return config
 
 
+def _drop_half_built(storage: Storage, writer: Any, config: TableConfig, partitions: Sequence[str]) -> None:
+    """Remove what a build that died left of the MDT partitions about to be built. The table
+    config is the truth (readers use only the partitions it lists), so a partition it does not
+    list is half-built whatever its files say: its folder goes, with every pending init instant
+    and each completed one that built only such partitions. An MDT whose config lists no
+    partition at all goes whole."""
+    from hudi_md.errors import CorruptFileError
+    from hudi_md.metadata.writer import INIT_INSTANT_PREFIX
+
+    if not storage.exists(".hoodie/metadata"):
+        return
+    if not config.metadata_partitions and not config.metadata_partitions_inflight:
+        log.warning("removing a half-built metadata table of %s", storage.uri())
+        storage.delete(".hoodie/metadata", recursive=True)
+        return
+    doomed = set(partitions) - set(config.metadata_partitions) - set(config.metadata_partitions_inflight)
+    if not doomed:
+        return
+    timeline = writer.timeline()
+    for instant in timeline:
+        t = instant.requested_time
+        if not t.startswith(INIT_INSTANT_PREFIX):
+            continue
+        if instant.is_completed:
+            try:
+                built = set((timeline.metadata(instant).get("partitionToWriteStats") or {}).keys())
+            except CorruptFileError:
+                built = set()
+            if built and not built <= doomed:
+                continue
+        log.warning("removing MDT init instant %s of a build that did not finish", t)
+        for e in writer.storage.list(".hoodie/timeline"):
+            if e.name.startswith((f"{t}.", f"{t}_")) and not e.is_dir:
+                writer.storage.delete(e.path)
+    for p in sorted(doomed):
+        if writer.storage.exists(p):
+            log.warning("removing half-built MDT partition %s", p)
+            writer.storage.delete(p, recursive=True)
+
+
+def _read_index_defs(storage: Storage) -> dict[str, Any]:
+    """``index.json``'s definitions; a file that does not parse (torn where renames are not
+    atomic) counts as none: the definitions of the MDT partitions are written anew."""
+    if not storage.exists(INDEX_DEFS):
+        return {}
+    try:
+        value = json.loads(storage.read_bytes(INDEX_DEFS))
+        defs = value.get("indexDefinitions", {}) if isinstance(value, dict) else None
+    except (ValueError, UnicodeDecodeError):
+        defs = None
+    if not isinstance(defs, dict):
+        log.warning("%s does not parse; writing its index definitions anew", storage.uri(INDEX_DEFS))
+        return {}
+    return defs
+
+
 def _index_defs(partitions: Iterable[str], columns: Sequence[str]) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     for p in partitions:
@@ -71,9 +127,7 @@ def _index_defs(partitions: Iterable[str], columns: Sequence[str]) -> dict[str, 
 
 
 def _write_index_defs(storage: Storage, partitions: Iterable[str], columns: Sequence[str]) -> None:
-    existing: dict[str, Any] = {}
-    if storage.exists(INDEX_DEFS):
-        existing = json.loads(storage.read_bytes(INDEX_DEFS)).get("indexDefinitions", {})
+    existing = _read_index_defs(storage)
     existing.update(_index_defs(partitions, columns))
     if existing:
         storage.write_atomic(INDEX_DEFS, json.dumps({"indexDefinitions": existing}, indent=2).encode("utf-8"))
@@ -84,7 +138,11 @@ def fill_index_source_fields(storage: Storage, columns: Sequence[str]) -> None:
     (Apache Hudi lists them there and reads them back when it writes to the table)."""
     if not columns or not storage.exists(INDEX_DEFS):
         return
-    defs = json.loads(storage.read_bytes(INDEX_DEFS)).get("indexDefinitions", {})
+    defs = _read_index_defs(storage)
+    if not defs:  # torn: rewritten whole from the table config's partitions
+        config = TableConfig.load(storage)
+        _write_index_defs(storage, config.metadata_partitions, columns)
+        return
     col_stats = defs.get(K.COLUMN_STATS)
     if col_stats is None or col_stats.get("sourceFields"):
         return
@@ -107,6 +165,7 @@ def initialize_partitions(
 
     table = Table(storage, {"hoodie.metadata.enable": "false"})
     writer = MetadataTableWriter(storage, config, options)
+    _drop_half_built(storage, writer, config, partitions)
     ordered = [p for p in PARTITION_ORDER if p in partitions] + [
         p for p in partitions if p not in PARTITION_ORDER
     ]
