@@ -55,7 +55,20 @@ def validate_metadata_table(table: Table, *, indexes: bool = True) -> list[Diffe
     Both sides go through the same timeline filtering, so files of inflight or failed instants
     (which the MDT rightly does not list) are not reported. Log file sizes are compared only when
     both are known: the MDT records sizes as of each commit, and v6 logs can grow by appends.
+
+    A file that cannot be read (a corrupt or torn instant, log or base file: the typed
+    :class:`~hudi_md.errors.CorruptFileError`) is a difference naming it (``unreadable_file``), so
+    ``metadata validate`` answers (exit 1) instead of failing.
     """
+    from hudi_md.errors import CorruptFileError
+
+    try:
+        return _validate(table, indexes)
+    except CorruptFileError as e:
+        return [Difference("unreadable_file", "", detail=f"cannot validate: {e}")]
+
+
+def _validate(table: Table, indexes: bool) -> list[Difference]:
     mdt = table.metadata_table
     if mdt is None:
         # A table whose first writer died before creating the MDT, or with the MDT turned off:
