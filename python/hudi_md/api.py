@@ -11,12 +11,13 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_md.errors import HudiMdError, InvalidOptionError, UnsupportedFeatureError
+from hudi_md.planning.expressions import Expression, to_expression
 from hudi_md.storage import Storage
 from hudi_md.table.config import SUPPORTED_VERSIONS, TableConfig
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.listing import ListingSource, StorageListing
 from hudi_md.table.partitions import PartitionScheme
-from hudi_md.table.timeline import Timeline
+from hudi_md.table.timeline import Timeline, resolve_instant
 
 log = logging.getLogger(__name__)
 
@@ -168,15 +169,9 @@ class Table:
     def partitions(self) -> list[str]:
         return self.listing.all_partitions()
 
-    def _resolve_as_of(self, as_of: str | None) -> str | None:
-        if as_of is None:
-            return None
-        text = str(as_of).strip()
-        digits = "".join(ch for ch in text if ch.isdigit())
-        if not digits or len(digits) < 8:
-            raise InvalidOptionError(f"as_of must be an instant time like 20240101123000000, got {as_of!r}")
-        # Pad second-precision or date-only forms to the 17-digit instant format.
-        return (digits + "0" * 17)[:17] if len(digits) < 17 else digits
+    def resolve_instant(self, as_of: str | None) -> str | None:
+        """``as_of`` as an instant time (see :func:`hudi_md.table.timeline.resolve_instant`)."""
+        return resolve_instant(as_of)
 
     def plan(
         self,
@@ -190,8 +185,8 @@ class Table:
 
         return plan_scan(
             self,
-            self._expression(filters),
-            as_of=self._resolve_as_of(as_of),
+            self.to_expression(filters),
+            as_of=self.resolve_instant(as_of),
             read_optimized=read_optimized,
         )
 
@@ -201,13 +196,9 @@ class Table:
 
     # --- reading -------------------------------------------------------------------------------------------
 
-    def _expression(self, filters: Any) -> Any:
-        from hudi_md.planning.expressions import AlwaysTrue, Expression, from_filters
-
-        if filters is None:
-            return None
-        expr = filters if isinstance(filters, Expression) else from_filters(filters)
-        return None if isinstance(expr, AlwaysTrue) else expr
+    def to_expression(self, filters: Filters) -> Expression | None:
+        """``filters`` as an expression (see :func:`hudi_md.planning.expressions.to_expression`)."""
+        return to_expression(filters)
 
     def read(
         self,
@@ -229,12 +220,12 @@ class Table:
             )
         from hudi_md.read.scan import TableScan
 
-        scan = TableScan(self, filters=self._expression(filters), columns=columns)
+        scan = TableScan(self, filters=self.to_expression(filters), columns=columns)
         if query_type == "incremental":
             if as_of is not None:
                 raise InvalidOptionError("as_of cannot be combined with query_type='incremental' (use end)")
-            return scan.incremental(self._resolve_as_of(start), self._resolve_as_of(end))
-        return scan.snapshot(self._resolve_as_of(as_of), read_optimized=query_type == "read_optimized")
+            return scan.incremental(self.resolve_instant(start), self.resolve_instant(end))
+        return scan.snapshot(self.resolve_instant(as_of), read_optimized=query_type == "read_optimized")
 
     def __repr__(self) -> str:
         return f"Table({self.uri!r}, version={self.table_version}, type={self.table_type})"

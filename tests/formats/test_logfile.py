@@ -84,7 +84,7 @@ def frame_block(
 
 
 def _delete_content(records: list[dict], version: int = 3) -> bytes:
-    schema = logfile._delete_list_schema()
+    schema = logfile.delete_list_schema()
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, schema, {"deleteRecordList": records})
     payload = buf.getvalue()

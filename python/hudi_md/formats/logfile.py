@@ -99,7 +99,7 @@ class DeleteRecord:
 
 
 @functools.lru_cache(maxsize=1)
-def _delete_list_schema() -> Any:
+def delete_list_schema() -> Any:
     """The parsed ``HoodieDeleteRecordList`` schema, shipped as package data (it is not in the block)."""
     text = (
         importlib.resources.files("hudi_md.formats")
@@ -240,7 +240,7 @@ class LogBlock:
             raise self._error(f"payload length {length} does not match the content size {len(data)}")
         try:
             decoded = avro.decode_schemaless(
-                memoryview(data)[8:], _delete_list_schema(), return_record_name=True, exact=True
+                memoryview(data)[8:], delete_list_schema(), return_record_name=True, exact=True
             )
             out = [
                 DeleteRecord(

@@ -44,7 +44,7 @@ from hudi_md.formats.logfile import (
     DeleteRecord,
     HeaderKey,
     LogBlockType,
-    _delete_list_schema,
+    delete_list_schema,
 )
 
 if TYPE_CHECKING:
@@ -350,7 +350,7 @@ def delete_block_content(records: Sequence[DeleteRecord]) -> bytes:
     ]
     out = io.BytesIO()
     try:
-        fastavro.schemaless_writer(out, _delete_list_schema(), {"deleteRecordList": items}, strict=True)
+        fastavro.schemaless_writer(out, delete_list_schema(), {"deleteRecordList": items}, strict=True)
     except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
         raise InvalidOptionError(f"delete records do not fit HoodieDeleteRecordList: {_short(exc)}") from exc
     payload = out.getvalue()

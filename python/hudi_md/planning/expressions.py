@@ -711,3 +711,12 @@ def _decode_value(column: str, value: Any, hint: Any) -> Any:
         raise InvalidOptionError(
             f"cannot decode {hint} value {value!r} on column {column!r}: {exc}"
         ) from None
+
+
+def to_expression(filters: Expression | Filters | None) -> Expression | None:
+    """A user's filters (an expression, or pyarrow.parquet-style tuples) as an expression; None
+    when they select everything."""
+    if filters is None:
+        return None
+    expr = filters if isinstance(filters, Expression) else from_filters(filters)
+    return None if isinstance(expr, AlwaysTrue) else expr

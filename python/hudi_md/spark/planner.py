@@ -153,7 +153,7 @@ class Planner:
             slices, _ = TableScan(table, filters=expr).incremental_plan(rng.begin, rng.end)
             counters = {"commits_in_range": len(rng.commit_times), "file_slices": len(slices)}
         else:
-            as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
+            as_of = table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
             plan = plan_scan(table, expr, as_of=as_of, read_optimized=query_type == "read_optimized")
             slices = plan.slices
             counters = dict(plan.counters)
@@ -220,7 +220,7 @@ class Planner:
         if options.get(QUERY_TYPE) == "incremental":
             rows = _read_incremental_slice(table, fs, incremental_range(table, options), columns)
         else:
-            as_of = table._resolve_as_of(options.get(AS_OF)) if options.get(AS_OF) else None
+            as_of = table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
             rows = read_file_slice(
                 storage,
                 fs,
@@ -281,7 +281,7 @@ def incremental_range(table: Any, options: Mapping[str, str]) -> IncrementalRang
 
 def _instant_option(table: Any, key: str, raw: str) -> str:
     try:
-        resolved = table._resolve_as_of(raw)
+        resolved = table.resolve_instant(raw)
     except InvalidOptionError:
         resolved = None
     if resolved is None:

@@ -66,8 +66,8 @@ def read_table(
 
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     table = hudi_md.open_table(path, opts)
-    expr = table._expression(filters)
-    instant = table._resolve_as_of(as_of)
+    expr = table.to_expression(filters)
+    instant = table.resolve_instant(as_of)
     plan = plan_scan(table, expr, as_of=instant, read_optimized=read_optimized)
     schema = table.schema
     cols = list(columns) if columns is not None else schema.names

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
-from hudi_md.errors import CommitMetadataError
+from hudi_md.errors import CommitMetadataError, InvalidOptionError
 from hudi_md.storage import Storage
 
 COMMIT = "commit"
@@ -107,6 +107,17 @@ def _mtime_to_instant(mtime: float) -> str:
     # completion time; millisecond instant format.
     dt = datetime.fromtimestamp(mtime, tz=timezone.utc)
     return dt.strftime("%Y%m%d%H%M%S") + f"{dt.microsecond // 1000:03d}"
+
+
+def resolve_instant(as_of: str | None) -> str | None:
+    """A user's point in time as an instant time: ``20240101``, ``2024-01-01 12:30:00`` or
+    ``20240101123000000`` (shorter forms padded to the 17-digit format); None stays None."""
+    if as_of is None:
+        return None
+    digits = "".join(ch for ch in str(as_of).strip() if ch.isdigit())
+    if len(digits) < 8:
+        raise InvalidOptionError(f"as_of must be an instant time like 20240101123000000, got {as_of!r}")
+    return (digits + "0" * 17)[:17] if len(digits) < 17 else digits
 
 
 def instant_to_datetime(instant: str) -> datetime:
