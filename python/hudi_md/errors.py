@@ -107,3 +107,20 @@ class HeartbeatExpiredError(HudiMdError):
     def __init__(self, instant_time: str, reason: str) -> None:
         super().__init__(f"instant {instant_time} was not committed: {reason}; retry the write")
         self.instant_time = instant_time
+
+
+class PendingClusteringError(HudiMdError):
+    """A write would update file groups that a pending clustering (Apache Hudi's; hudi-md does
+    not run clustering) reads: refused, as Hudi's ``SparkRejectUpdateStrategy`` refuses it. Run
+    or roll back the clustering with Apache Hudi first; inserts are not affected."""
+
+    def __init__(self, clustering_instant: str, file_groups: list[tuple[str, str]]) -> None:
+        shown = ", ".join(f"{p or '<root>'}/{fid}" for p, fid in file_groups[:5])
+        more = f" and {len(file_groups) - 5} more" if len(file_groups) > 5 else ""
+        super().__init__(
+            f"file group(s) {shown}{more} are in pending clustering {clustering_instant}; updates to "
+            "them are refused until it completes or is rolled back (Apache Hudi's "
+            "SparkRejectUpdateStrategy)"
+        )
+        self.clustering_instant = clustering_instant
+        self.file_groups = file_groups

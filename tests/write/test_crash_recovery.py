@@ -465,3 +465,89 @@ def test_cleaner_keeps_slices_of_a_pending_compaction(
     assert _triples(listed.read(columns=["id", "ts", "fare"])) == expected, "hudi-md (listing)"
     rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
     assert _triples(rs) == expected, "hudi-rs"
+
+
+def _pending_clustering(path: Path, file_slice: Any) -> str:
+    """A clustering of one file group as Apache Hudi schedules it (``T.clustering.requested``)."""
+    from hudi_md.formats.timeline_writer import serialize_instant_metadata
+    from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
+
+    storage = Storage(str(path))
+    last = Timeline.load(storage, ".hoodie/timeline", 2).last()
+    t = new_instant_time(after=last.requested_time)
+    plan = {
+        "operationType": "CLUSTER",
+        "clusteringPlan": {
+            "inputGroups": [
+                {
+                    "slices": [
+                        {
+                            "dataFilePath": file_slice.base_file.path if file_slice.base_file else "",
+                            "deltaFilePaths": [lf.path for lf in file_slice.log_files],
+                            "fileId": file_slice.file_id,
+                            "partitionPath": file_slice.partition_path,
+                            "bootstrapFilePath": "",
+                            "version": 1,
+                        }
+                    ],
+                    "metrics": {},
+                    "numOutputFileGroups": 1,
+                    "extraMetadata": None,
+                    "version": 1,
+                }
+            ],
+            "strategy": {
+                "strategyClassName": "org.apache.hudi.client.clustering.run.strategy."
+                "SparkSortAndSizeExecutionStrategy",
+                "strategyParams": {},
+                "version": 1,
+            },
+            "extraMetadata": {},
+            "version": 1,
+            "preserveHoodieMetadata": True,
+        },
+        "extraMetadata": {},
+        "version": 1,
+    }
+    TimelineWriter(storage, ".hoodie/timeline").requested(
+        t, "clustering", serialize_instant_metadata("requested_replace", plan)
+    )
+    return t
+
+
+def test_pending_clustering_of_apache_hudi_is_left_alone(tmp_path: Path) -> None:
+    """A clustering Apache Hudi scheduled (hudi-md cannot run it): the next writer neither rolls
+    it back nor updates the file group it reads (PendingClusteringError naming it, as Hudi's
+    SparkRejectUpdateStrategy), inserts and other file groups are written; compaction and the
+    cleaner leave that file group alone."""
+    from hudi_md.errors import PendingClusteringError
+
+    path = tmp_path / "t"
+    opts = _options(True, **{"hoodie.compact.inline": "false", "hoodie.clean.automatic": "false"})
+    model = Model()
+    for ids, ts, seed in [*STEPS, CRASHING]:
+        HudiWriter(str(path), opts).write(_rows(ids, ts, seed), "upsert")
+        model.upsert(_rows(ids, ts, seed))
+    table = hudi_md.open_table(str(path))
+    target = next(s for s in table.file_system_view().latest_file_slices(["city=sf"]) if s.log_files)
+    files_before = sorted(p.name for p in (path / "city=sf").iterdir() if target.file_id in p.name)
+    clustering = _pending_clustering(path, target)
+    sf_ids = [i for i in range(0, 90) if i % 3 == 0]  # CITIES[0] == "sf"
+    with pytest.raises(PendingClusteringError) as info:
+        HudiWriter(str(path), opts).write(_rows(sf_ids, 5, 5), "upsert")
+    assert clustering in str(info.value) and info.value.clustering_instant == clustering
+    assert _pending(path) == [f"[{clustering}__clustering__REQUESTED]"], "refused write left nothing"
+    # other partitions and new keys are written; the clustering stays pending
+    others = [i for i in range(0, 120) if i % 3 != 0 or i >= 90]
+    HudiWriter(str(path), opts).write(_rows(others, 6, 6), "upsert")
+    model.upsert(_rows(others, 6, 6))
+    w = HudiWriter(str(path), opts)
+    services.compact(w)
+    services.clean(w, WriteConfig.from_options(w.options, TableConfig.load(w.storage)))
+    assert _pending(path) == [f"[{clustering}__clustering__REQUESTED]"]
+    after = sorted(p.name for p in (path / "city=sf").iterdir() if target.file_id in p.name)
+    assert after == files_before, "compaction and clean left the clustered file group alone"
+    expected = model.expected()
+    assert _triples(hudi_md.open_table(str(path)).read(columns=["id", "ts", "fare"])) == expected
+    rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
+    assert _triples(rs) == expected

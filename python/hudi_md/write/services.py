@@ -14,7 +14,16 @@ from hudi_md.metadata import keys as K
 from hudi_md.metadata.records_builder import column_stats_record, files_record
 from hudi_md.table.config import TableConfig
 from hudi_md.table.filenames import BaseFileName
-from hudi_md.table.timeline import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK
+from hudi_md.table.timeline import (
+    CLEAN,
+    CLUSTERING,
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    LOG_COMPACTION,
+    REPLACE_COMMIT,
+    ROLLBACK,
+)
 from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
 from hudi_md.write.lock import TableLock
 
@@ -108,13 +117,51 @@ def _read_plan(storage: Any, instant_time: str, action: str) -> dict[str, Any] |
 
 def pending_compaction_file_groups(storage: Any, timeline: Any) -> dict[tuple[str, str], str]:
     """``(partition, file id) -> base instant`` of every file slice a pending (requested or
-    inflight) compaction reads, from the compaction plans."""
+    inflight) compaction or log compaction reads, from their plans."""
     out: dict[tuple[str, str], str] = {}
-    for instant in timeline.pending().of_actions(COMPACTION):
-        plan = _read_plan(storage, instant.requested_time, COMPACTION) or {}
+    for instant in timeline.pending().of_actions(COMPACTION, LOG_COMPACTION):
+        try:
+            plan = _read_plan(storage, instant.requested_time, instant.action) or {}
+        except CorruptFileError:
+            plan = {}
         for op in plan.get("operations") or ():
             out[(op.get("partitionPath") or "", op["fileId"])] = op.get("baseInstantTime") or ""
     return out
+
+
+def pending_clustering_file_groups(storage: Any, timeline: Any) -> dict[tuple[str, str], str]:
+    """``(partition, file id) -> clustering instant`` of every file group a pending clustering
+    plan reads (Apache Hudi's: hudi-md does not cluster). A plan that cannot be read claims
+    nothing here; its instant is still named by :func:`check_no_clustered_updates` callers
+    through the timeline."""
+    out: dict[tuple[str, str], str] = {}
+    for instant in timeline.pending().of_actions(CLUSTERING, REPLACE_COMMIT):
+        try:
+            plan = _read_plan(storage, instant.requested_time, instant.action) or {}
+        except CorruptFileError:
+            plan = {}
+        for group in (plan.get("clusteringPlan") or {}).get("inputGroups") or ():
+            for sl in group.get("slices") or ():
+                out[(sl.get("partitionPath") or "", sl["fileId"])] = instant.requested_time
+    return out
+
+
+def check_no_clustered_updates(writer: HudiWriter, file_groups: Any) -> None:
+    """Refuse a write into file groups a pending clustering plan reads, as Apache Hudi's
+    ``SparkRejectUpdateStrategy`` does (HoodieClusteringUpdateException): the clustering would
+    replace them without the write's records. Inserts go to new file groups and are never
+    refused."""
+    from hudi_md.errors import PendingClusteringError
+    from hudi_md.table.timeline import Timeline
+
+    wanted = set(file_groups)
+    if not wanted:
+        return
+    timeline = Timeline.load(writer.storage, TIMELINE, 2)
+    clustered = pending_clustering_file_groups(writer.storage, timeline)
+    hit = sorted(fg for fg in wanted if fg in clustered)
+    if hit:
+        raise PendingClusteringError(clustered[hit[0]], hit)
 
 
 def resolve_pending_services(writer: HudiWriter) -> list[str]:
@@ -384,6 +431,8 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
         )
         pending_compactions = {i.requested_time for i in table.timeline.pending().of_actions(COMPACTION)}
         under_compaction = pending_compaction_file_groups(writer.storage, table.timeline)
+        # Hudi's cleaner also keeps every file group a pending clustering reads.
+        under_compaction.update(pending_clustering_file_groups(writer.storage, table.timeline))
         view = table.file_system_view()
         to_delete: dict[str, list[tuple[str, int]]] = defaultdict(list)
         replaced = table.timeline.write_timeline().replaced_file_ids()
@@ -508,7 +557,15 @@ def compact(writer: HudiWriter) -> str | None:
         table = Table(writer.storage, {})
         if not table.config.is_mor:
             return None
-        slices = [s for s in table.file_system_view().latest_file_slices(table.partitions()) if s.log_files]
+        # Not the file groups a pending compaction, log compaction or clustering reads (Hudi's
+        # compaction planner excludes them).
+        busy = set(pending_compaction_file_groups(writer.storage, table.timeline))
+        busy |= set(pending_clustering_file_groups(writer.storage, table.timeline))
+        slices = [
+            s
+            for s in table.file_system_view().latest_file_slices(table.partitions())
+            if s.log_files and (s.partition_path, s.file_id) not in busy
+        ]
         if not slices:
             return None
         last = table.timeline.last()

@@ -743,7 +743,20 @@ class HudiWriter:
         )
 
     def prepare_files(self, instant: str, tasks: Sequence[FileGroupTask], cfg: WriteConfig) -> None:
-        """Markers and partition metadata, before any data file is written."""
+        """Markers and partition metadata, before any data file is written. Updates of file groups
+        a pending clustering reads are refused first (PendingClusteringError); the instant, which
+        wrote nothing, is dropped."""
+        from hudi_md.write.services import check_no_clustered_updates
+
+        try:
+            check_no_clustered_updates(
+                self, {(t.partition_path, t.file_id) for t in tasks if t.kind == "update"}
+            )
+        except HudiMdError:
+            started = self._timeline().get(instant)
+            if started is not None and not started.is_completed:
+                TimelineWriter(self.storage, TIMELINE).delete_pending(started)
+            raise
         self._write_markers(instant, tasks, cfg)
         self._write_partition_metadata(instant, {t.partition_path for t in tasks}, cfg)
 
