@@ -116,3 +116,18 @@ def test_s3_through_a_local_moto_server(table_path) -> None:
         assert len(hudi_md.open_table("s3://bucket/t", opts).timeline.write_timeline()) == before + 1
     finally:
         server.stop()
+
+
+def test_rewriting_a_file_drops_hadoops_stale_checksum(tmp_path) -> None:
+    """Apache Hudi on local disk writes through Hadoop's LocalFileSystem, which keeps
+    ``.<name>.crc`` beside each file and checks it on read; a file hudi-md rewrites must not keep a
+    stale one (Hudi then failed to load the hoodie.properties hudi-md had updated)."""
+    storage = Storage(str(tmp_path))
+    for write in (storage.write_atomic, storage.write_bytes):
+        (tmp_path / ".hoodie").mkdir(exist_ok=True)
+        (tmp_path / ".hoodie" / "hoodie.properties").write_bytes(b"old")
+        crc = tmp_path / ".hoodie" / ".hoodie.properties.crc"
+        crc.write_bytes(b"crc of old")
+        write(".hoodie/hoodie.properties", b"new")
+        assert (tmp_path / ".hoodie" / "hoodie.properties").read_bytes() == b"new"
+        assert not crc.exists()

@@ -487,6 +487,19 @@ class Storage:
         _before_mutation("write", full, data)
         self._call("write", path, lambda: self.fs.pipe_file(full, data))  # a PUT: idempotent
         self.stats.record("write", self._count_key(path), len(data))
+        if overwrite:
+            self._drop_stale_checksum(full)
+
+    def _drop_stale_checksum(self, full: str) -> None:
+        """Remove ``.<name>.crc`` beside a file just rewritten on local disk. Apache Hudi writes
+        through Hadoop's LocalFileSystem, which keeps such a checksum beside every file and checks
+        it on each read: left stale, it makes Hudi fail to read the file (``hoodie.properties``
+        after hudi-md updated it: "Could not load Hoodie properties")."""
+        if not any(p in ("file", "local") for p in self._protocols):
+            return
+        crc = posixpath.join(posixpath.dirname(full), f".{posixpath.basename(full)}.crc")
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm(crc)
 
     def write_atomic(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
         """Write ``path`` so that no reader ever sees it partly written: to a temporary name in the
@@ -514,6 +527,7 @@ class Storage:
                 self.fs.rm(tmp)
             raise
         self.stats.record("rename", self._count_key(path))
+        self._drop_stale_checksum(full)
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Create ``path`` only if absent; False if it exists. Atomic on local and HDFS-like stores;

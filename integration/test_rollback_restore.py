@@ -1,0 +1,157 @@
+"""Rollback and restore across writers, against Apache Hudi 1.2's Spark bundle.
+
+* hudi-md rolls back its latest commit and restores an earlier one (rollback and restore instants
+  with their plans, as hudi-md writes them); Apache Hudi then reads the table (MDT on and off),
+  its metadata-table checks pass, and Hudi's own upsert works on it; hudi-md reads what Hudi wrote.
+* Apache Hudi rolls back and restores (``CALL rollback_to_instant``, ``create_savepoint`` +
+  ``rollback_to_savepoint``);
+  hudi-md reads the table exactly as Hudi does, validates its MDT, and writes on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hudi_oracle import summarize
+from workloads import (
+    ALL_COLUMNS,
+    DATA_COLUMNS,
+    INSERT,
+    LAYOUTS,
+    Layout,
+    Model,
+    Step,
+    diff_rows,
+    md_rows,
+    md_table,
+    rows,
+    to_arrow,
+    to_spark,
+)
+
+pytestmark = pytest.mark.hudi_md_writes
+
+V2 = Step("upsert_v2", "upsert", lambda lay: rows(range(0, 20), 2) + rows(range(60, 70), 1))
+V3 = Step("upsert_v3", "upsert", lambda lay: rows(range(10, 30), 3) + rows(range(70, 80), 1))
+AFTER = Step("upsert_after", "upsert", lambda lay: rows(range(5, 15), 4) + rows(range(80, 85), 1))
+_BY_ID = {lay.id: lay for lay in LAYOUTS}
+CASES = ["cow-one", "mor-two"]
+
+
+def _hudi_write(spark: Any, layout: Layout, name: str, step: Step, path: Path) -> None:
+    opts = {
+        **layout.options(name),
+        **step.options,
+        "hoodie.datasource.write.operation": step.operation,
+        "hoodie.upsert.shuffle.parallelism": "2",
+        "hoodie.insert.shuffle.parallelism": "2",
+    }
+    to_spark(spark, step.data(layout)).write.format("hudi").options(**opts).mode("append").save(str(path))
+
+
+def _md_write(layout: Layout, name: str, step: Step, path: Path) -> None:
+    import hudi_md
+
+    opts = {**layout.options(name), **step.options}
+    hudi_md.write(to_arrow(step.data(layout)), str(path), operation=step.operation, options=opts)
+
+
+def _completed_writes(path: Path) -> list[str]:
+    return [i.requested_time for i in md_table(str(path)).timeline.write_timeline()]
+
+
+def _models(layout: Layout, *steps: Step) -> Model:
+    model = Model(layout)
+    for s in steps:
+        model.apply(s)
+    return model
+
+
+def _check_hudi_reads(hudi: Any, path: Path, model: Model) -> None:
+    expected = list(model.rows.values())
+    for metadata in (True, False):
+        got = hudi.rows(str(path), metadata=metadata)
+        errors = diff_rows(got, expected, DATA_COLUMNS)
+        assert not errors, f"Hudi (MDT {metadata}) vs the model: {errors}"
+    md = md_rows(md_table(str(path)), columns=ALL_COLUMNS)
+    errors = diff_rows(md, hudi.rows(str(path)), ALL_COLUMNS)
+    assert not errors, f"hudi-md vs Hudi: {errors}"
+
+
+def _check_md(path: Path, model: Model) -> None:
+    from hudi_md.metadata.validate import validate_metadata_table
+
+    for metadata in (True, False):
+        got = md_rows(md_table(str(path), metadata=metadata), columns=DATA_COLUMNS)
+        errors = diff_rows(got, list(model.rows.values()), DATA_COLUMNS)
+        assert not errors, f"hudi-md (MDT {metadata}) vs the model: {errors}"
+    diffs = validate_metadata_table(md_table(str(path)))
+    assert not diffs, [d.describe() for d in diffs]
+
+
+@pytest.mark.ci
+@pytest.mark.parametrize("layout_id", CASES)
+def test_hudi_reads_and_writes_after_hudi_md_rollback_and_restore(
+    spark: Any, hudi: Any, tables_root: Path, layout_id: str
+) -> None:
+    from hudi_md.write.writer import HudiWriter
+
+    layout = _BY_ID[layout_id]
+    name = f"md_rr_{layout_id.replace('-', '_')}"
+    path = tables_root / f"md-rollback-restore-{layout_id}"
+    for step in (INSERT, V2, V3):
+        _md_write(layout, name, step, path)
+    first, _, third = _completed_writes(path)
+
+    writer = HudiWriter(str(path), layout.options(name))
+    writer.rollback_commit(third)
+    model = _models(layout, INSERT, V2)
+    _check_hudi_reads(hudi, path, model)
+    errors = hudi.validate(str(path))
+    assert not errors, summarize(errors)
+
+    writer.restore(first)
+    model = _models(layout, INSERT)
+    _check_hudi_reads(hudi, path, model)
+    errors = hudi.validate(str(path))
+    assert not errors, summarize(errors)
+
+    _hudi_write(spark, layout, name, AFTER, path)
+    model.apply(AFTER)
+    _check_hudi_reads(hudi, path, model)
+    _check_md(path, model)
+
+
+@pytest.mark.parametrize("layout_id", CASES)
+def test_hudi_md_reads_and_writes_after_hudi_rollback_and_restore(
+    spark: Any, hudi: Any, tables_root: Path, layout_id: str
+) -> None:
+    layout = _BY_ID[layout_id]
+    name = f"hudi_rr_{layout_id.replace('-', '_')}"
+    path = tables_root / f"hudi-rollback-restore-{layout_id}"
+    for step in (INSERT, V2, V3):
+        _hudi_write(spark, layout, name, step, path)
+    first, _, third = _completed_writes(path)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION '{path}'")
+    try:
+        spark.sql(f"CALL rollback_to_instant(table => '{name}', instant_time => '{third}')").collect()
+        model = _models(layout, INSERT, V2)
+        _check_hudi_reads(hudi, path, model)
+        _check_md(path, model)
+
+        # Hudi restores to savepoints only
+        spark.sql(f"CALL create_savepoint(table => '{name}', commit_time => '{first}')").collect()
+        spark.sql(f"CALL rollback_to_savepoint(table => '{name}', instant_time => '{first}')").collect()
+        model = _models(layout, INSERT)
+        _check_hudi_reads(hudi, path, model)
+        _check_md(path, model)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+    _md_write(layout, name, AFTER, path)
+    model.apply(AFTER)
+    _check_md(path, model)
+    _check_hudi_reads(hudi, path, model)
