@@ -37,6 +37,7 @@ from hudi_md.metadata.records_builder import (
     stat_value,
 )
 from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.timeline import WRITE_ACTIONS
 from hudi_md.write.file_groups import TaskResult
 
 
@@ -75,7 +76,7 @@ def mdt_records_for_commit(
                 if col in types:
                     records.append(column_stats_record(p, _file_name(r), rng, types[col]))
     if K.PARTITION_STATS in available:
-        records.extend(_partition_stats(results, types, state, K.COLUMN_STATS in available))
+        records.extend(_partition_stats(instant, results, types, state, K.COLUMN_STATS in available))
     if K.RECORD_INDEX in available:
         # Deletes first: a key written again by this commit keeps its new location (later records
         # of a key win within one MDT deltacommit).
@@ -101,18 +102,31 @@ def _file_name(r: TaskResult) -> str:
 
 
 def _partition_stats(
+    instant: str,
     results: Sequence[TaskResult],
     types: Mapping[str, pa.DataType],
     state: _TableBefore | None,
     column_stats_available: bool,
 ) -> list[MdtRecord]:
+    """Each written partition's stats, from the latest slices after the commit (tight: a
+    reader replaces what came before with them), unless a write with an earlier instant time is
+    still pending (a concurrent writer under OCC). Apache Hudi merges MDT log blocks in instant
+    order, so that write's record, though it completes later, is merged before this one: a tight
+    record here, computed without that write's files, would replace its values and Hudi would
+    prune partitions holding them. Then the record is a bound merged with what came before (not
+    tight): sound in either merge order, exact again after the next tight one."""
     ranges: dict[str, dict[str, list[ColumnRange]]] = defaultdict(lambda: defaultdict(list))
     for r in results:
         for col, rng in r.column_ranges.items():
             if col in types:
                 ranges[r.write_stat["partitionPath"]][col].append(rng)
     mdt = state.table.metadata_table if state is not None else None
-    tight = mdt is not None and column_stats_available and K.COLUMN_STATS in mdt.available_partitions
+    tight = (
+        mdt is not None
+        and column_stats_available
+        and K.COLUMN_STATS in mdt.available_partitions
+        and not state.earlier_writes_pending(instant)
+    )
     if tight:
         others = {p: names for p, names in state.other_live_files(results).items() if names}
         if others:
@@ -142,6 +156,12 @@ class _TableBefore:
         self.replaced_ids = {(p, fid) for p, fids in replaced.items() for fid in fids}
         self._written = {r.write_stat["partitionPath"] for r in results}
         self._partitions = sorted(self._written | set(replaced))
+
+    def earlier_writes_pending(self, instant: str) -> bool:
+        """Whether a data write with an instant time before ``instant`` is still pending."""
+        return any(
+            i.requested_time < instant and i.action in WRITE_ACTIONS for i in self.table.timeline.pending()
+        )
 
     @cached_property
     def latest(self) -> list[FileSlice]:
