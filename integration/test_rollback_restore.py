@@ -155,3 +155,31 @@ def test_hudi_md_reads_and_writes_after_hudi_rollback_and_restore(
     model.apply(AFTER)
     _check_md(path, model)
     _check_hudi_reads(hudi, path, model)
+
+
+@pytest.mark.ci
+def test_hudi_md_cleaner_keeps_what_a_hudi_savepoint_holds(spark: Any, hudi: Any, tables_root: Path) -> None:
+    """Apache Hudi savepoints the first commit; hudi-md then updates every key twice and cleans
+    keeping one commit; Hudi's restore to the savepoint still finds the savepointed files (before,
+    hudi-md's cleaner deleted them and the restore lost the table's rows)."""
+    layout = _BY_ID["cow-one"]
+    name = "sp_cow_one"
+    path = tables_root / "savepoint-clean-cow-one"
+    _hudi_write(spark, layout, name, INSERT, path)
+    (first,) = _completed_writes(path)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION '{path}'")
+    try:
+        spark.sql(f"CALL create_savepoint(table => '{name}', commit_time => '{first}')").collect()
+        everything = Step("upsert_all", "upsert", lambda lay: rows(range(0, 60), 5))
+        again = Step("upsert_all_again", "upsert", lambda lay: rows(range(0, 60), 6))
+        clean = {"hoodie.cleaner.commits.retained": "1", "hoodie.clean.automatic": "true"}
+        for step in (everything, again):
+            _md_write(layout, name, Step(step.name, step.operation, step.data, clean), path)
+        model = _models(layout, INSERT, everything, again)
+        _check_md(path, model)
+        spark.sql(f"CALL rollback_to_savepoint(table => '{name}', instant_time => '{first}')").collect()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    model = _models(layout, INSERT)
+    _check_hudi_reads(hudi, path, model)
+    _check_md(path, model)

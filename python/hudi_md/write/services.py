@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from hudi_md.errors import CorruptFileError
+from hudi_md.errors import CommitMetadataError, CorruptFileError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.records_builder import column_stats_record, files_record
 from hudi_md.table.config import TableConfig
@@ -23,6 +23,7 @@ from hudi_md.table.timeline import (
     LOG_COMPACTION,
     REPLACE_COMMIT,
     ROLLBACK,
+    SAVEPOINT,
 )
 from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
 from hudi_md.write.lock import TableLock
@@ -436,6 +437,7 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
         view = table.file_system_view()
         to_delete: dict[str, list[tuple[str, int]]] = defaultdict(list)
         replaced = table.timeline.write_timeline().replaced_file_ids()
+        savepointed = savepointed_slices(writer.storage, table)
         for partition, groups in view.file_groups(table.partitions()).items():
             for g in groups:
                 if (partition, g.file_id) in under_compaction:
@@ -453,6 +455,8 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
                     doomed = older[1:]
                 for t in doomed:
                     s = g.slices[t]
+                    if (partition, g.file_id, t) in savepointed:
+                        continue
                     if s.base_file is not None:
                         to_delete[partition].append((s.base_file.name, s.base_file.size))
                     for lf in s.log_files:
@@ -460,6 +464,8 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
         # file groups replaced before the retained window: all their files go
         for (partition, file_id), at in replaced.items():
             if earliest is not None and at < earliest and (partition, file_id) not in under_compaction:
+                if any(k[:2] == (partition, file_id) for k in savepointed):
+                    continue
                 for e in table.listing.files_in_partitions([partition]).get(partition, []):
                     if e.name.lstrip(".").startswith(file_id):
                         to_delete[partition].append((e.name, e.size))
@@ -480,6 +486,27 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
         tw.requested(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
         _execute_clean(writer, table, instant, plan)
         return instant
+
+
+def savepointed_slices(storage: Any, table: Any) -> set[tuple[str, str, str]]:
+    """(partition, file id, base instant) of every file slice a completed savepoint holds: a
+    restore to the savepoint needs them, so the cleaner keeps them (Hudi's CleanPlanner). A
+    savepoint lists the base files of its slices (``HoodieSavepointMetadata.partitionMetadata``)."""
+    from hudi_md.formats.commit_metadata import parse_instant_metadata
+
+    out: set[tuple[str, str, str]] = set()
+    for sp in table.timeline.completed().of_actions(SAVEPOINT):
+        path = f"{table.config.timeline_path}/{sp.file_name}"
+        meta = parse_instant_metadata(storage.read_bytes(path), storage.uri(path))
+        for partition, pm in (meta.get("partitionMetadata") or {}).items():
+            for name in (pm or {}).get("savepointDataFile") or []:
+                parsed = BaseFileName.parse(name.rsplit("/", 1)[-1])
+                if parsed is None:
+                    raise CommitMetadataError(
+                        storage.uri(path), f"savepointed file {name!r} is not a base file"
+                    )
+                out.add((partition, parsed.file_id, parsed.instant))
+    return out
 
 
 def _execute_clean(writer: HudiWriter, table: Any, instant: str, plan: dict[str, Any]) -> None:
