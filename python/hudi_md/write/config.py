@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_md.errors import InvalidOptionError
-from hudi_md.table.config import PARTITION_FIELDS
+from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
+from hudi_md.metadata import keys as K
+from hudi_md.table.config import PARTITION_FIELDS, TableConfig
 
 TABLE_NAME = "hoodie.table.name"
 DATABASE_NAME = "hoodie.database.name"
@@ -246,6 +247,8 @@ class WriteConfig:
         if not record_keys:
             raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
         _check_partition_specs(keygen, partition_specs)
+        if existing is not None:
+            _check_table_features(existing, metadata_enabled=_bool(opts, METADATA_ENABLE, True))
         concurrency = concurrency_settings(opts)
         keep_min, keep_max = _int(opts, KEEP_MIN_COMMITS, 20), _int(opts, KEEP_MAX_COMMITS, 30)
         if not 0 < keep_min < keep_max:
@@ -288,6 +291,45 @@ class WriteConfig:
             options=opts,
             concurrency=concurrency,
         )
+
+
+# MDT partitions hudi-md's writer keeps in step with every commit.
+MAINTAINED_MDT_PARTITIONS = frozenset(
+    {K.FILES, K.COLUMN_STATS, K.PARTITION_STATS, K.RECORD_INDEX, K.BLOOM_FILTERS}
+)
+
+
+def _check_table_features(existing: TableConfig, *, metadata_enabled: bool) -> None:
+    """Refuse to write an existing table whose features hudi-md's writer would leave stale:
+    Apache Hudi's readers would then answer wrongly (a secondary index not updated by a commit
+    hides its rows from queries that use the index) or miss data (CDC logs not written)."""
+    table = existing.source.removesuffix("/.hoodie/hoodie.properties") or existing.table_name
+    refusals = []
+    if existing.base_file_format != "PARQUET":
+        refusals.append(f"its base files are {existing.base_file_format} (hudi-md writes Parquet)")
+    if existing.cdc_enabled:
+        refusals.append("it has change data capture on (hoodie.table.cdc.enabled=true; hudi-md "
+                        "writes no CDC log files)")
+    if not existing.populate_meta_fields:
+        refusals.append("it has no meta fields (hoodie.populate.meta.fields=false, virtual keys)")
+    if existing.record_merge_mode not in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
+        refusals.append(f"its record merge mode is {existing.record_merge_mode}")
+    if existing.get("hoodie.table.partial.update.mode"):
+        refusals.append("it uses partial updates (hoodie.table.partial.update.mode)")
+    if metadata_enabled:
+        unmaintained = sorted(
+            p
+            for p in {*existing.metadata_partitions, *existing.metadata_partitions_inflight}
+            if p not in MAINTAINED_MDT_PARTITIONS
+        )
+        if unmaintained:
+            refusals.append(
+                f"its metadata table has indexes hudi-md does not maintain ({', '.join(unmaintained)}); "
+                "drop them in Apache Hudi (DROP INDEX) or write with hoodie.metadata.enable=false, "
+                "which removes the metadata table"
+            )
+    if refusals:
+        raise UnsupportedFeatureError(f"hudi-md cannot write {table}: " + "; ".join(refusals))
 
 
 def _keygen(opts: Mapping[str, str], record_keys: list[str], partitions: list[str]) -> str:
