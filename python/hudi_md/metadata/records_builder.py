@@ -32,6 +32,14 @@ def metadata_record_schema_json() -> str:
     )
 
 
+def metadata_commit_schema_json() -> str:
+    """``HoodieMetadataRecord`` without the meta fields: the ``schema`` Hudi records in the
+    metadata of MDT instants (the MDT does not populate meta fields)."""
+    schema = json.loads(metadata_record_schema_json())
+    schema["fields"] = [f for f in schema["fields"] if not f["name"].startswith("_hoodie_")]
+    return json.dumps(schema, separators=(",", ":"))
+
+
 @dataclass(frozen=True)
 class MdtRecord:
     """One keyed MDT record; ``payload is None`` is a delete (written to a DELETE block)."""

@@ -20,7 +20,11 @@ from hudi_md.formats.avro import parse_schema
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
 from hudi_md.metadata.reader import METADATA_FOLDER, MetadataTable
-from hudi_md.metadata.records_builder import MdtRecord, metadata_record_schema_json
+from hudi_md.metadata.records_builder import (
+    MdtRecord,
+    metadata_commit_schema_json,
+    metadata_record_schema_json,
+)
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, format_properties
@@ -114,6 +118,11 @@ class MetadataTableWriter:
         self.storage = data_storage.child(METADATA_FOLDER)
         self._schema_json = metadata_record_schema_json()
         self._schema = parse_schema(self._schema_json)
+        # The schema an MDT instant's metadata records: without the meta fields (the MDT does not
+        # populate them), as Apache Hudi writes it. With them, Hudi's next MDT append after an
+        # MDT hudi-md had (re)built failed (ArrayIndexOutOfBoundsException in
+        # HoodieMetadataPayload.getInsertValue).
+        self._commit_schema_json = metadata_commit_schema_json()
 
     # --- table -----------------------------------------------------------------------------
 
@@ -254,7 +263,7 @@ class MetadataTableWriter:
                     _write_stat(partition, fg, name, len(data), len(group), instant, log=True)
                 )
         meta = commit_metadata_record(
-            stats, operation_type=operation, extra_metadata={"schema": self._schema_json}
+            stats, operation_type=operation, extra_metadata={"schema": self._commit_schema_json}
         )
         tw.complete(instant, action, serialize_instant_metadata("commit", meta))
         return result
@@ -343,7 +352,7 @@ class MetadataTableWriter:
                     _write_stat(partition, fg, name, len(data), len(group), instant, log=True)
                 )
         meta = commit_metadata_record(
-            stats, operation_type="BULK_INSERT", extra_metadata={"schema": self._schema_json}
+            stats, operation_type="BULK_INSERT", extra_metadata={"schema": self._commit_schema_json}
         )
         tw.complete(instant, DELTA_COMMIT, serialize_instant_metadata("commit", meta))
         return instant
@@ -499,7 +508,10 @@ class MetadataTableWriter:
                     _write_stat(p, s.file_id, name, len(data), len(live), instant, log=False)
                 )
         meta = commit_metadata_record(
-            stats, operation_type="COMPACT", extra_metadata={"schema": self._schema_json}, compacted=True
+            stats,
+            operation_type="COMPACT",
+            extra_metadata={"schema": self._commit_schema_json},
+            compacted=True,
         )
         tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
         return instant
