@@ -1,6 +1,7 @@
-"""Tables with Apache Hudi features hudi-md's writer does not maintain are refused, not written
-stale: a secondary index that hudi-md's commit did not update made Hudi's SQL query miss the
-new row (``WHERE name = 'zz'`` returned nothing after hudi-md upserted it)."""
+"""Tables with Apache Hudi features hudi-md's writer does not maintain are refused, not
+written stale, until the index is dropped (`hudi-md metadata drop-index`): a secondary index
+that hudi-md's commit did not update made Hudi's SQL query miss the new row (``WHERE name =
+'zz'`` returned nothing after hudi-md upserted it)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,12 @@ def test_a_table_with_a_secondary_index_is_refused(spark: Any, tables_root: Path
         with pytest.raises(UnsupportedFeatureError, match="secondary_index_idx_name"):
             hudi_md.write(ROW, str(path), operation="upsert", options=OPTS)
         assert sorted(path.rglob("*")) == before  # nothing written
-        # Without the metadata table (it goes, the index with it) the write is safe.
-        hudi_md.write(ROW, str(path), operation="upsert", options={**OPTS, "hoodie.metadata.enable": "false"})
+        # With the index dropped (as Hudi's DROP INDEX would) the write is safe.
+        from hudi_md.metadata.lifecycle import drop_indexes
+        from hudi_md.storage import Storage
+
+        drop_indexes(Storage(str(path)), ["secondary_index_idx_name"])
+        hudi_md.write(ROW, str(path), operation="upsert", options=OPTS)
         spark.sql("REFRESH TABLE sidx")
         assert [tuple(r) for r in spark.sql("SELECT id, name FROM sidx WHERE name = 'zz'").collect()] == [
             ("3", "zz")

@@ -42,3 +42,27 @@ def unpack(archive: str, dest_root: Path) -> Path:
         tmp.rename(dest)
     (table_dir,) = [p for p in dest.iterdir() if p.is_dir()]
     return table_dir
+
+
+def writable_copy(src: Path | str, dst: Path | str) -> str:
+    """A copy of a fixture table that hudi-md's writer accepts: Hudi 1.1's v9 tables carry
+    secondary indexes, which hudi-md does not maintain and so refuses to write stale; they are
+    dropped first, as a user would (``hudi-md metadata drop-index``)."""
+    import shutil
+
+    from hudi_md.metadata.lifecycle import drop_indexes
+    from hudi_md.storage import Storage
+    from hudi_md.table.config import TableConfig
+    from hudi_md.write.config import MAINTAINED_MDT_PARTITIONS
+
+    shutil.copytree(src, dst)
+    storage = Storage(str(dst))
+    config = TableConfig.load(storage)
+    extra = [
+        p
+        for p in (*config.metadata_partitions, *config.metadata_partitions_inflight)
+        if p not in MAINTAINED_MDT_PARTITIONS
+    ]
+    if extra:
+        drop_indexes(storage, extra)
+    return str(dst)

@@ -129,3 +129,36 @@ def test_errors_are_clear(tmp_path: Path) -> None:
     assert "no Hudi table" in proc.stderr
     proc = run("metadata", "list-partitions", str(tmp_path / "nothing"), check=False)
     assert proc.returncode == 2
+
+
+def test_drop_index_makes_a_table_with_secondary_indexes_writable(table_path, tmp_path) -> None:
+    """A Hudi table with secondary indexes is refused by hudi-md's writer; `metadata drop-index`
+    drops them (config first, then folders and index.json) and the write then succeeds, with
+    the remaining MDT valid and hudi-rs reading the same rows."""
+    import hudi
+    import pyarrow as pa
+
+    from hudi_md.errors import UnsupportedFeatureError
+    from hudi_md.metadata.validate import validate_metadata_table
+
+    path = tmp_path / "t"
+    shutil.copytree(table_path("sample_table/mor/avro/v9_txns_simple_meta.zip"), path)
+    table = hudi_md.open_table(str(path))
+    one = table.read(filters=[("txn_id", "=", "TXN-001")])
+    opts = {"hoodie.datasource.write.precombine.field": "txn_datetime"}
+    with pytest.raises(UnsupportedFeatureError, match="secondary_index_merchant_idx"):
+        hudi_md.write(one, str(path), operation="upsert", options=opts)
+    assert run("metadata", "drop-index", str(path), "no_such_index", check=False).returncode != 0
+    indexes = ["secondary_index_merchant_idx", "secondary_index_txn_date_idx"]
+    out = run("metadata", "drop-index", str(path), *indexes)
+    assert "dropped secondary_index_merchant_idx, secondary_index_txn_date_idx" in out.stdout
+    table = hudi_md.open_table(str(path))
+    assert table.config.metadata_partitions == ["column_stats", "files", "partition_stats", "record_index"]
+    assert not (path / ".hoodie" / "metadata" / "secondary_index_merchant_idx").exists()
+    defs = json.loads((path / ".hoodie" / ".index_defs" / "index.json").read_text())["indexDefinitions"]
+    assert sorted(defs) == ["column_stats", "record_index"]  # Hudi 1.1 wrote no partition_stats entry
+    hudi_md.write(one, str(path), operation="upsert", options=opts)
+    table = hudi_md.open_table(str(path))
+    assert not validate_metadata_table(table)
+    rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
+    assert sorted(table.read().column("txn_id").to_pylist()) == sorted(rs.column("txn_id").to_pylist())

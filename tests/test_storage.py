@@ -131,3 +131,34 @@ def test_rewriting_a_file_drops_hadoops_stale_checksum(tmp_path) -> None:
         write(".hoodie/hoodie.properties", b"new")
         assert (tmp_path / ".hoodie" / "hoodie.properties").read_bytes() == b"new"
         assert not crc.exists()
+
+
+def test_exclusive_create_on_local_disk_is_whole_or_absent(tmp_path, monkeypatch) -> None:
+    """The lock record is written to a temporary file and hard-linked into place: racing
+    creators, one wins; a crash before the link leaves no (torn) lock file and no temporary."""
+    import os
+    import threading
+
+    storage = Storage(str(tmp_path))
+    results: list[bool] = []
+    barrier = threading.Barrier(8)
+
+    def create(i: int) -> None:
+        barrier.wait()
+        results.append(storage.create_exclusive("locks/l", f"owner-{i}".encode()))
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count(True) == 1
+    assert (tmp_path / "locks" / "l").read_bytes().startswith(b"owner-")
+
+    def crash(src: str, dst: str) -> None:
+        raise KeyboardInterrupt("killed before the link")
+
+    monkeypatch.setattr(os, "link", crash)
+    with pytest.raises(KeyboardInterrupt):
+        storage.create_exclusive("locks/m", b"record")
+    assert sorted(p.name for p in (tmp_path / "locks").iterdir()) == ["l"]

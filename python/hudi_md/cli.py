@@ -401,6 +401,28 @@ def metadata_delete(ctx: click.Context, path: str, options: tuple[str, ...]) -> 
     click.echo(f"deleted the metadata table of {w.storage.uri()}")
 
 
+@metadata.command("drop-index")
+@click.argument("path")
+@click.argument("names", nargs=-1, required=True)
+@_option
+@click.pass_context
+@_errors
+def metadata_drop_index(
+    ctx: click.Context, path: str, names: tuple[str, ...], options: tuple[str, ...]
+) -> None:
+    """Drop metadata-table indexes (e.g. secondary_index_<name>), as Hudi's DROP INDEX does."""
+    from hudi_md.metadata.lifecycle import drop_indexes
+    from hudi_md.write.lock import TableLock
+
+    w = _writer(path, options)
+    with TableLock(w.storage, options=w.options):
+        config = drop_indexes(w.storage, list(names))
+    click.echo(
+        f"dropped {', '.join(names)} from the metadata table of {w.storage.uri()}; "
+        f"it keeps {', '.join(config.metadata_partitions) or 'nothing'}"
+    )
+
+
 @metadata.command("init")
 @click.argument("path")
 @_option

@@ -8,7 +8,6 @@ that pruning happened, and partition pruning must stay exact for filters the pla
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,8 @@ import pytest
 
 import hudi_md
 from hudi_md.spark.session import configure, jar_path, last_plan, last_plan_counters
+
+from fixtures import writable_copy
 
 SIMPLE = "sample_table/cow/v9_txns_simple_meta.zip"  # region=<string>, hive style
 COMPLEX = "sample_table/cow/v6_complexkeygen_hivestyle.zip"  # byteField=<int>/shortField=<int>
@@ -232,8 +233,7 @@ def test_size_in_bytes_and_input_files(hudi_spark, table_path) -> None:
 
 
 def test_refresh_picks_up_a_new_commit(hudi_spark, table_path, tmp_path) -> None:
-    path = str(tmp_path / "copy")
-    shutil.copytree(table_path(SIMPLE), path)
+    path = writable_copy(table_path(SIMPLE), tmp_path / "copy")
     df = hudi_md_df(hudi_spark, path)
     index = _relation(df).location()
     assert df.count() == 12

@@ -13,7 +13,6 @@ upserts and deletes), a range fixed when the DataFrame is created, and the error
 
 from __future__ import annotations
 
-import shutil
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from comparable import TXNS_MOR_WRITE_OPTIONS, arrow_rows, conf, spark_rows
 import hudi_md
 from hudi_md.spark.session import last_plan_counters
 
-from fixtures import archives
+from fixtures import archives, writable_copy
 
 QUERY_TYPE = "hoodie.datasource.query.type"
 BEGIN = "hoodie.datasource.read.begin.instanttime"
@@ -341,8 +340,7 @@ def test_tables_written_by_hudi_md(hudi_spark, tmp_path, table_type: str) -> Non
 
 
 def test_an_open_range_is_fixed_when_the_dataframe_is_created(hudi_spark, table_path, tmp_path) -> None:
-    path = str(tmp_path / "mor")
-    shutil.copytree(table_path(MOR_TXNS), path)
+    path = writable_copy(table_path(MOR_TXNS), tmp_path / "mor")
     instants = commits(path)
     begin = instants[-3]
     df = incremental(hudi_spark, path, begin)

@@ -22,7 +22,7 @@ from comparable import TXNS_MOR_WRITE_OPTIONS, arrow_rows, conf, spark_rows
 import hudi_md
 from hudi_md.spark.session import last_plan_counters
 
-from fixtures import archives
+from fixtures import archives, writable_copy
 
 MOR = [a for a in archives() if "/mor/" in a]
 TRIPS = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"  # city=<string>, updates + a delete
@@ -286,8 +286,7 @@ def _txns(path: str, ids: list[str], regions: list[str], amount: int, ts: int) -
 
 
 def test_upserts_and_deletes_written_by_hudi_md(hudi_spark, table_path, tmp_path) -> None:
-    path = str(tmp_path / "mor-copy")
-    shutil.copytree(table_path(TXNS), path)
+    path = writable_copy(table_path(TXNS), tmp_path / "mor-copy")
     df = load(hudi_spark, path)
     index = df._jdf.queryExecution().analyzed().relation().location()
     before = df.count()

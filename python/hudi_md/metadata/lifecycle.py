@@ -46,6 +46,43 @@ def delete_metadata_table(storage: Storage) -> TableConfig:
     return config
 
 
+def drop_indexes(storage: Storage, names: Sequence[str]) -> TableConfig:
+    """Drop MDT partitions (indexes: a secondary or expression index, the record index, ...), as
+    Apache Hudi's ``DROP INDEX`` does: the table config first, so no reader or writer uses them
+    any more, then their folders and their ``index.json`` definitions. ``files`` is the MDT
+    itself (use :func:`delete_metadata_table`). The caller holds the table lock."""
+    from hudi_md.errors import InvalidOptionError
+
+    config = TableConfig.load(storage)
+    present = [*config.metadata_partitions, *config.metadata_partitions_inflight]
+    unknown = [n for n in names if n not in present]
+    if unknown:
+        raise InvalidOptionError(
+            f"{storage.uri()} has no metadata-table index {', '.join(unknown)} "
+            f"(it has {', '.join(present) or 'none'})"
+        )
+    if "files" in names:
+        raise InvalidOptionError("'files' is the metadata table itself: delete the metadata table instead")
+    config = update_table_config(
+        storage,
+        {
+            C.METADATA_PARTITIONS: ",".join(p for p in config.metadata_partitions if p not in names),
+            C.METADATA_PARTITIONS_INFLIGHT: ",".join(
+                p for p in config.metadata_partitions_inflight if p not in names
+            ),
+        },
+    )
+    for name in names:
+        folder = f".hoodie/metadata/{name}"
+        if storage.exists(folder):
+            storage.delete(folder, recursive=True)
+    defs = _read_index_defs(storage)
+    if any(n in defs for n in names):
+        kept = {k: v for k, v in defs.items() if k not in names}
+        storage.write_atomic(INDEX_DEFS, json.dumps({"indexDefinitions": kept}, indent=2).encode("utf-8"))
+    return config
+
+
 def _drop_half_built(storage: Storage, writer: Any, config: TableConfig, partitions: Sequence[str]) -> None:
     """Remove what a build that died left of the MDT partitions about to be built. The table
     config is the truth (readers use only the partitions it lists), so a partition it does not

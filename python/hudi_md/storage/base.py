@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import posixpath
 import random
 import threading
@@ -490,12 +491,16 @@ class Storage:
         if overwrite:
             self._drop_stale_checksum(full)
 
+    @property
+    def _is_local_disk(self) -> bool:
+        return any(p in ("file", "local") for p in self._protocols)
+
     def _drop_stale_checksum(self, full: str) -> None:
         """Remove ``.<name>.crc`` beside a file just rewritten on local disk. Apache Hudi writes
         through Hadoop's LocalFileSystem, which keeps such a checksum beside every file and checks
         it on each read: left stale, it makes Hudi fail to read the file (``hoodie.properties``
         after hudi-md updated it: "Could not load Hoodie properties")."""
-        if not any(p in ("file", "local") for p in self._protocols):
+        if not self._is_local_disk:
             return
         crc = posixpath.join(posixpath.dirname(full), f".{posixpath.basename(full)}.crc")
         with contextlib.suppress(FileNotFoundError):
@@ -540,6 +545,8 @@ class Storage:
         _before_mutation("create", full, data)
 
         def create() -> bool:
+            if self._is_local_disk:
+                return _create_by_link(full, data)
             try:
                 with self.fs.open(full, "xb") as f:
                     f.write(data)
@@ -588,6 +595,27 @@ class Storage:
 
     def __repr__(self) -> str:
         return f"Storage({self.root_uri!r})"
+
+
+def _create_by_link(full: str, data: bytes) -> bool:
+    """Create ``full`` with ``data`` unless it exists, on local disk, never leaving it partly
+    written: the bytes go to a temporary file first, which is then hard-linked to ``full`` (a
+    link fails if the name exists, atomically). A lock record created in place and torn by a
+    crash could only expire by age; this one is whole or absent."""
+    tmp = posixpath.join(posixpath.dirname(full), temp_name(posixpath.basename(full)))
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, full)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
 def _mtime(entry: dict[str, Any]) -> float | None:

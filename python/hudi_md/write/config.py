@@ -325,8 +325,9 @@ def _check_table_features(existing: TableConfig, *, metadata_enabled: bool) -> N
         if unmaintained:
             refusals.append(
                 f"its metadata table has indexes hudi-md does not maintain ({', '.join(unmaintained)}); "
-                "drop them in Apache Hudi (DROP INDEX) or write with hoodie.metadata.enable=false, "
-                "which removes the metadata table"
+                f"drop them (`hudi-md metadata drop-index <path> {' '.join(unmaintained)}`, or DROP "
+                "INDEX in Apache Hudi) or write with hoodie.metadata.enable=false, which removes the "
+                "metadata table"
             )
     if refusals:
         raise UnsupportedFeatureError(f"hudi-md cannot write {table}: " + "; ".join(refusals))
