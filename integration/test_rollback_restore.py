@@ -185,21 +185,24 @@ def test_hudi_md_cleaner_keeps_what_a_hudi_savepoint_holds(spark: Any, hudi: Any
     _check_md(path, model)
 
 
-# Found this session, not yet fixed: when Apache Hudi 1.2 compacts MDT file slices that hudi-md
-# wrote and then appends to them, the append fails: ArrayIndexOutOfBoundsException in
-# HoodieMetadataPayload.getInsertValue (it is given a 7-field schema that is not Hudi's static
-# HoodieMetadataRecord schema and puts fields at meta-field offsets). Hudi compacts the MDT after 4
-# deltacommits; an MDT hudi-md builds on a table with history has 5 at once (4 init instants and
-# the commit), so Hudi's first upsert hits it; any hudi-md table does once Hudi's compaction runs
-# (reproduced with hoodie.metadata.compact.max.delta.commits=1 on Hudi's write). The instants'
-# commit schemas and the log blocks' schemas are byte-equal to Hudi's own; the cause is open.
+# An Apache Hudi 1.2 bug, not hudi-md's: in a fresh JVM whose first metadata-table action is an
+# MDT compaction, Hudi's next append to the MDT fails with ArrayIndexOutOfBoundsException in
+# HoodieMetadataPayload.getInsertValue. That method takes its static-record path only when it is
+# handed the very schema instance it interned at class load; the compaction interns an equal one
+# first, and the payload then writes at meta-field offsets into a 7-field record. Reproduced with
+# Apache Hudi alone: four commits from one Spark application, then an upsert from a new one with
+# hoodie.metadata.compact.max.delta.commits=1. hudi-md's tables meet it sooner: an MDT built on a
+# table with history already holds 4 init deltacommits plus the commit, which reaches Hudi's MDT
+# compaction trigger on Hudi's first write. Run alone (a fresh JVM) these tests fail; in the full
+# suite the JVM has done MDT writes before, and they pass. Hence not strict.
 MDT_BUILT_LATE = (
-    "Hudi 1.2 compacting hudi-md-written MDT slices, then appending: "
-    "ArrayIndexOutOfBoundsException in HoodieMetadataPayload.getInsertValue; open"
+    "Apache Hudi 1.2 bug: in a fresh JVM whose first MDT action is a compaction, its MDT append "
+    "fails (ArrayIndexOutOfBoundsException in HoodieMetadataPayload.getInsertValue); "
+    "reproduced with Hudi alone"
 )
 
 
-@pytest.mark.xfail(strict=True, reason=MDT_BUILT_LATE)
+@pytest.mark.xfail(strict=False, reason=MDT_BUILT_LATE)
 def test_hudi_writes_after_hudi_md_rebuilt_its_metadata_table(
     spark: Any, hudi: Any, tables_root: Path
 ) -> None:
@@ -242,7 +245,7 @@ def test_hudi_writes_after_hudi_md_rebuilt_its_metadata_table(
     _check_md(path, model)
 
 
-@pytest.mark.xfail(strict=True, reason=MDT_BUILT_LATE)
+@pytest.mark.xfail(strict=False, reason=MDT_BUILT_LATE)
 def test_hudi_writes_after_hudi_md_built_the_metadata_table_of_a_table_with_history(
     spark: Any, hudi: Any, tables_root: Path
 ) -> None:
