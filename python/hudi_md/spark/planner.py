@@ -1,4 +1,4 @@
-"""The long-lived planner process the Spark shim talks to (DESIGN.md, "Planner protocol").
+"""The long-lived planner process the Spark shim talks to (ARCHITECTURE.md, "Planner protocol").
 
 Run as ``python -m hudi_md.spark.planner``. Frames on stdin/stdout: a 4-byte big-endian length,
 then the payload. Each request is one JSON frame; each response is one JSON frame, and a ``plan``

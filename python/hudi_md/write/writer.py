@@ -1,4 +1,4 @@
-"""The commit protocol (DESIGN.md, RFC-15 V2) for table version 9.
+"""The commit protocol (ARCHITECTURE.md, RFC-15 V2) for table version 9.
 
 1. lock; 2. roll back failed instants; 3. ``T.a.requested`` → ``T.a.inflight``, write data files
 (markers first); 4. MDT records from the write statistics; 5. MDT deltacommit ``T`` into every
