@@ -24,10 +24,7 @@ from typing import Any
 from hudi_md.errors import WriteConflictError
 from hudi_md.storage import Storage
 from hudi_md.table.timeline import CLUSTERING, COMPACTION, WRITE_ACTIONS, Instant, Timeline
-
-FileGroupId = tuple[str, str]
-
-TIMELINE = ".hoodie/timeline"
+from hudi_md.write.plans import FileGroupId, clustering_inputs, compaction_inputs, read_plan
 
 
 def written_file_groups(commit_metadata: dict[str, Any]) -> set[FileGroupId]:
@@ -43,30 +40,13 @@ def written_file_groups(commit_metadata: dict[str, Any]) -> set[FileGroupId]:
     return out
 
 
-def _plan(storage: Storage, instant: Instant, action: str) -> dict[str, Any]:
-    from hudi_md.formats.commit_metadata import parse_instant_metadata
-
-    path = f"{TIMELINE}/{instant.requested_time}.{action}.requested"
-    try:
-        data = storage.read_bytes(path)
-    except FileNotFoundError:
-        return {}
-    return parse_instant_metadata(data, storage.uri(path)) or {}
-
-
 def planned_file_groups(storage: Storage, instant: Instant) -> set[FileGroupId]:
     """File groups a pending compaction or clustering plan reads."""
-    out: set[FileGroupId] = set()
     if instant.action == COMPACTION:
-        for op in _plan(storage, instant, COMPACTION).get("operations") or ():
-            out.add((op.get("partitionPath") or "", op["fileId"]))
-    elif instant.action == CLUSTERING:
-        plan = _plan(storage, instant, instant.action)
-        clustering = plan.get("clusteringPlan") or {}
-        for group in clustering.get("inputGroups") or ():
-            for s in group.get("slices") or ():
-                out.add((s.get("partitionPath") or "", s["fileId"]))
-    return out
+        return {fg for fg, _ in compaction_inputs(read_plan(storage, instant.requested_time, COMPACTION))}
+    if instant.action == CLUSTERING:
+        return set(clustering_inputs(read_plan(storage, instant.requested_time, CLUSTERING)))
+    return set()
 
 
 def candidate_instants(timeline: Timeline, instant_time: str) -> list[Instant]:

@@ -27,6 +27,7 @@ from hudi_md.table.timeline import (
 )
 from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
 from hudi_md.write.lock import TableLock
+from hudi_md.write.plans import clustering_inputs, compaction_inputs, read_plan
 
 if TYPE_CHECKING:
     from hudi_md.write.config import WriteConfig
@@ -104,29 +105,16 @@ def compact_metadata_table(writer: HudiWriter, *, force: bool = False) -> str | 
 # --- pending table services left by a dead writer -----------------------------------------------
 
 
-def _read_plan(storage: Any, instant_time: str, action: str) -> dict[str, Any] | None:
-    """The plan in ``T.<action>.requested`` (None when the file is gone or holds nothing)."""
-    from hudi_md.formats.commit_metadata import parse_instant_metadata
-
-    path = f"{TIMELINE}/{instant_time}.{action}.requested"
-    try:
-        data = storage.read_bytes(path)
-    except FileNotFoundError:
-        return None
-    return parse_instant_metadata(data, storage.uri(path)) or None
-
-
 def pending_compaction_file_groups(storage: Any, timeline: Any) -> dict[tuple[str, str], str]:
     """``(partition, file id) -> base instant`` of every file slice a pending (requested or
     inflight) compaction or log compaction reads, from their plans."""
     out: dict[tuple[str, str], str] = {}
     for instant in timeline.pending().of_actions(COMPACTION, LOG_COMPACTION):
         try:
-            plan = _read_plan(storage, instant.requested_time, instant.action) or {}
+            plan = read_plan(storage, instant.requested_time, instant.action) or {}
         except CorruptFileError:
             plan = {}
-        for op in plan.get("operations") or ():
-            out[(op.get("partitionPath") or "", op["fileId"])] = op.get("baseInstantTime") or ""
+        out.update(compaction_inputs(plan))
     return out
 
 
@@ -138,12 +126,10 @@ def pending_clustering_file_groups(storage: Any, timeline: Any) -> dict[tuple[st
     out: dict[tuple[str, str], str] = {}
     for instant in timeline.pending().of_actions(CLUSTERING, REPLACE_COMMIT):
         try:
-            plan = _read_plan(storage, instant.requested_time, instant.action) or {}
+            plan = read_plan(storage, instant.requested_time, instant.action) or {}
         except CorruptFileError:
             plan = {}
-        for group in (plan.get("clusteringPlan") or {}).get("inputGroups") or ():
-            for sl in group.get("slices") or ():
-                out[(sl.get("partitionPath") or "", sl["fileId"])] = instant.requested_time
+        out.update(dict.fromkeys(clustering_inputs(plan), instant.requested_time))
     return out
 
 
@@ -260,7 +246,7 @@ def _all_instant_files(storage: Any) -> list[Any]:
 
 def _recover_restore(writer: HudiWriter, instant_time: str) -> None:
     try:
-        plan = _read_plan(writer.storage, instant_time, "restore")
+        plan = read_plan(writer.storage, instant_time, "restore")
     except CorruptFileError:
         plan = None
     if plan is None:
@@ -291,7 +277,7 @@ def _recover_compaction(writer: HudiWriter, instant_time: str) -> None:
     from hudi_md.api import Table
 
     try:
-        plan = _read_plan(writer.storage, instant_time, COMPACTION)
+        plan = read_plan(writer.storage, instant_time, COMPACTION)
     except CorruptFileError:
         plan = None
     # 1. roll back the inflight attempt: its new base files, its MDT deltacommit, its inflight file
@@ -362,7 +348,7 @@ def _recover_rollback(writer: HudiWriter, instant_time: str) -> None:
     from hudi_md.table.timeline import Timeline
 
     try:
-        plan = _read_plan(writer.storage, instant_time, ROLLBACK) or {}
+        plan = read_plan(writer.storage, instant_time, ROLLBACK) or {}
     except CorruptFileError:
         plan = {}
     _undo_mdt_deltacommit(writer, instant_time)
@@ -392,7 +378,7 @@ def _recover_clean(writer: HudiWriter, instant_time: str) -> None:
     from hudi_md.api import Table
 
     try:
-        plan = _read_plan(writer.storage, instant_time, CLEAN)
+        plan = read_plan(writer.storage, instant_time, CLEAN)
     except CorruptFileError:
         plan = None
     _undo_mdt_deltacommit(writer, instant_time)
