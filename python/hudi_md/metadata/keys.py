@@ -18,6 +18,8 @@ COLUMN_STATS = "column_stats"
 BLOOM_FILTERS = "bloom_filters"
 RECORD_INDEX = "record_index"
 PARTITION_STATS = "partition_stats"
+# The partitions hudi-md builds and keeps in step with every commit, in build order.
+MAINTAINED_PARTITIONS = (FILES, COLUMN_STATS, PARTITION_STATS, BLOOM_FILTERS, RECORD_INDEX)
 SECONDARY_INDEX_PREFIX = "secondary_index_"
 EXPRESSION_INDEX_PREFIX = "expr_index_"
 

@@ -33,7 +33,7 @@ from hudi_md.table.config import TableConfig, update_table_config
 log = logging.getLogger(__name__)
 
 INDEX_DEFS = ".hoodie/.index_defs/index.json"
-PARTITION_ORDER = [K.FILES, K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FILTERS, K.RECORD_INDEX]
+PARTITION_ORDER = list(K.MAINTAINED_PARTITIONS)
 
 Progress = Callable[[str, int, int], None]
 
@@ -79,7 +79,7 @@ def drop_indexes(storage: Storage, names: Sequence[str]) -> TableConfig:
     defs = _read_index_defs(storage)
     if any(n in defs for n in names):
         kept = {k: v for k, v in defs.items() if k not in names}
-        storage.write_atomic(INDEX_DEFS, json.dumps({"indexDefinitions": kept}, indent=2).encode("utf-8"))
+        _store_index_defs(storage, kept)
     return config
 
 
@@ -139,6 +139,10 @@ def _read_index_defs(storage: Storage) -> dict[str, Any]:
     return defs
 
 
+def _store_index_defs(storage: Storage, defs: dict[str, Any]) -> None:
+    storage.write_atomic(INDEX_DEFS, json.dumps({"indexDefinitions": defs}, indent=2).encode("utf-8"))
+
+
 def _index_defs(partitions: Iterable[str], columns: Sequence[str]) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     for p in partitions:
@@ -167,7 +171,7 @@ def _write_index_defs(storage: Storage, partitions: Iterable[str], columns: Sequ
     existing = _read_index_defs(storage)
     existing.update(_index_defs(partitions, columns))
     if existing:
-        storage.write_atomic(INDEX_DEFS, json.dumps({"indexDefinitions": existing}, indent=2).encode("utf-8"))
+        _store_index_defs(storage, existing)
 
 
 def fill_index_source_fields(storage: Storage, columns: Sequence[str]) -> None:
@@ -184,7 +188,7 @@ def fill_index_source_fields(storage: Storage, columns: Sequence[str]) -> None:
     if col_stats is None or col_stats.get("sourceFields"):
         return
     col_stats["sourceFields"] = list(columns)
-    storage.write_atomic(INDEX_DEFS, json.dumps({"indexDefinitions": defs}, indent=2).encode("utf-8"))
+    _store_index_defs(storage, defs)
 
 
 def initialize_partitions(

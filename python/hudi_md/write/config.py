@@ -294,9 +294,7 @@ class WriteConfig:
 
 
 # MDT partitions hudi-md's writer keeps in step with every commit.
-MAINTAINED_MDT_PARTITIONS = frozenset(
-    {K.FILES, K.COLUMN_STATS, K.PARTITION_STATS, K.RECORD_INDEX, K.BLOOM_FILTERS}
-)
+MAINTAINED_MDT_PARTITIONS = frozenset(K.MAINTAINED_PARTITIONS)
 
 
 def _check_table_features(existing: TableConfig, *, metadata_enabled: bool) -> None:
