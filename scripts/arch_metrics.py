@@ -51,6 +51,14 @@ def import_graph(known: dict[str, Path]) -> tuple[dict[str, set[str]], int, int]
         is_pkg = path.name == "__init__.py"
         funcs = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
         func_nodes = {id(n) for f in funcs for n in ast.walk(f)}
+        # `if TYPE_CHECKING:` blocks name types for annotations and never run: not a dependency.
+        typing_only = {
+            id(n)
+            for b in ast.walk(tree)
+            if isinstance(b, ast.If) and "TYPE_CHECKING" in ast.unparse(b.test)
+            for stmt in b.body
+            for n in ast.walk(stmt)
+        }
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -59,6 +67,8 @@ def import_graph(known: dict[str, Path]) -> tuple[dict[str, set[str]], int, int]
                 base = resolve(mod, node, is_pkg)
                 if base:
                     targets = [f"{base}.{a.name}" for a in node.names]
+            if id(node) in typing_only:
+                continue
             for t in targets:
                 dep = nearest(t, known)
                 if dep is None or dep == mod or not dep.startswith(PACKAGE):

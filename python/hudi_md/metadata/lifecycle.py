@@ -16,6 +16,12 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_md.metadata import keys as K
+from hudi_md.metadata.column_ranges import (
+    column_ranges_from_parquet,
+    columns_to_index,
+    parquet_footer,
+    ranges_of_table,
+)
 from hudi_md.metadata.records_builder import (
     ColumnRange,
     MdtRecord,
@@ -201,10 +207,10 @@ def initialize_partitions(
     progress: Progress | None = None,
 ) -> TableConfig:
     """Build the named MDT partitions from the table as it is now (the caller holds the lock)."""
-    from hudi_md.api import Table
     from hudi_md.metadata.writer import MetadataTableWriter
+    from hudi_md.table.state import TableState
 
-    table = Table(storage, {"hoodie.metadata.enable": "false"})
+    table = TableState(storage, {"hoodie.metadata.enable": "false"})
     writer = MetadataTableWriter(storage, config, options)
     _drop_half_built(storage, writer, config, partitions)
     ordered = [p for p in PARTITION_ORDER if p in partitions] + [
@@ -267,7 +273,6 @@ def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
 
 
 def _columns_to_index(schema: pa.Schema, write_config: Any) -> list[str]:
-    from hudi_md.write.base_file import columns_to_index
 
     return columns_to_index(
         schema,
@@ -292,8 +297,6 @@ def _records_for(
         return [files_record(p, files) for p, files in view.visible_files(list(partitions)).items()]
     slices = view.latest_file_slices(list(partitions))
     if mdt_partition in (K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FILTERS):
-        from hudi_md.write.base_file import column_ranges_from_parquet
-
         per_partition: dict[str, dict[str, list[ColumnRange]]] = defaultdict(lambda: defaultdict(list))
         if mdt_partition != K.BLOOM_FILTERS:
             # Log files hold values too (MOR updates): index each one's records, or partition
@@ -309,7 +312,7 @@ def _records_for(
             if s.base_file is None:
                 continue
             meta = pq.read_metadata(
-                pa.BufferReader(_footer_bytes(storage, s.base_file.path, s.base_file.size))
+                pa.BufferReader(parquet_footer(storage, s.base_file.path, s.base_file.size))
             )
             if mdt_partition == K.BLOOM_FILTERS:
                 kv = meta.metadata or {}
@@ -356,7 +359,6 @@ def _log_file_ranges(
     """(slice, log file name, column ranges of the records in that log file) for every log file."""
     from hudi_md.read.slice_reader import SliceRowReader
     from hudi_md.table.fs_view import FileSlice
-    from hudi_md.write.file_groups import ranges_of_table
 
     wanted = [c for c in columns if table.schema.get_field_index(c) >= 0]
     reader = SliceRowReader(table)
@@ -364,13 +366,3 @@ def _log_file_ranges(
         for lf in s.log_files:
             alone = FileSlice(s.partition_path, s.file_id, s.base_instant, None, (lf,))
             yield s, lf.name, ranges_of_table(reader.rows(alone, wanted), wanted)
-
-
-def _footer_bytes(storage: Storage, path: str, size: int) -> bytes:
-    """The Parquet footer only: two range reads instead of the whole file."""
-    import struct
-
-    tail = storage.read_range(path, size - 8, 8)
-    (footer_len,) = struct.unpack("<i", tail[:4])
-    start = size - 8 - footer_len
-    return b"PAR1" + storage.read_range(path, start, footer_len + 8)

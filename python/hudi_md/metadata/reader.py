@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
-from hudi_md.errors import MetadataTableError
+from hudi_md.errors import HudiMdError, MetadataTableError
 from hudi_md.formats.avro import decode_schemaless
 from hudi_md.formats.hfile import HFileReader
 from hudi_md.formats.logfile import LogBlock, LogBlockType, read_log_file
@@ -26,6 +27,7 @@ from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.listing import FileEntry, StorageListing
+from hudi_md.table.state import METADATA_ENABLE, TableState
 from hudi_md.table.timeline import DELTA_COMMIT, RESTORE, ROLLBACK, Timeline
 
 log = logging.getLogger(__name__)
@@ -434,3 +436,37 @@ def _render(v: Any) -> str | None:
     if hasattr(v, "isoformat"):
         return v.isoformat()
     return str(v)
+
+
+def open_metadata_table(state: TableState) -> MetadataTable | None:
+    """The MDT reader of ``state``'s table, or None to list storage instead.
+
+    Used when ``files`` is among ``hoodie.table.metadata.partitions`` and the option
+    ``hoodie.metadata.enable`` is not ``false``. An MDT that cannot be read falls back to listing
+    with a warning, unless the option forces it on (then the error is raised).
+    """
+    if state.options.get(METADATA_ENABLE, "true").lower() == "false":
+        return None
+    if K.FILES not in state.config.metadata_partitions:
+        if state.metadata_forced:
+            log.info("%s: no MDT files partition; listing storage", state.uri)
+        return None
+    try:
+        mdt = MetadataTable(state.storage, state.config, state.timeline)
+        mdt.all_partitions()  # read the partition list now, so a broken MDT is found here
+        return mdt
+    except (HudiMdError, OSError, EOFError, ValueError) as e:
+        if state.metadata_forced:
+            raise
+        state.metadata_error = e
+        warnings.warn(
+            f"hudi-md: the metadata table of {state.uri} cannot be read ({e}); listing storage instead",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return None
+
+
+def load_table_state(storage: Storage, options: Mapping[str, str] | None = None) -> TableState:
+    """The state of the table at ``storage``, read through its MDT when it has a usable one."""
+    return TableState(storage, options, open_metadata=open_metadata_table)

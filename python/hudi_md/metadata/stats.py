@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hudi_md.metadata import metrics
+from hudi_md.table.state import TableState
 from hudi_md.table.timeline import COMMIT, DELTA_COMMIT
 
 if TYPE_CHECKING:
-    from hudi_md.api import Table
     from hudi_md.metadata.reader import MetadataTable
 
 
-def metadata_stats(table: Table, mdt: MetadataTable) -> dict[str, Any]:
+def metadata_stats(table: TableState, mdt: MetadataTable) -> dict[str, Any]:
     completed = mdt.timeline.completed()
     last_compaction = completed.of_actions(COMMIT).last()
     deltacommits = completed.of_actions(DELTA_COMMIT)

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.listing import StorageListing
-
-if TYPE_CHECKING:
-    from hudi_md.api import Table
+from hudi_md.table.state import TableState
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,7 @@ class Difference:
         }
 
 
-def validate_metadata_table(table: Table, *, indexes: bool = True) -> list[Difference]:
+def validate_metadata_table(table: TableState, *, indexes: bool = True) -> list[Difference]:
     """Differences between the MDT-based and the listing-based view of committed files and, with
     ``indexes``, between the MDT's record index / partition stats and the latest file slices.
 
@@ -68,7 +66,7 @@ def validate_metadata_table(table: Table, *, indexes: bool = True) -> list[Diffe
         return [Difference("unreadable_file", "", detail=f"cannot validate: {e}")]
 
 
-def _validate(table: Table, indexes: bool) -> list[Difference]:
+def _validate(table: TableState, indexes: bool) -> list[Difference]:
     mdt = table.metadata_table
     if mdt is None:
         # A table whose first writer died before creating the MDT, or with the MDT turned off:
@@ -116,7 +114,7 @@ def _validate(table: Table, indexes: bool) -> list[Difference]:
     return diffs
 
 
-def _record_index_differences(table: Table, slices: Sequence[FileSlice]) -> list[Difference]:
+def _record_index_differences(table: TableState, slices: Sequence[FileSlice]) -> list[Difference]:
     """Every key of the latest slices is in the record index at (one of) its file groups, and the
     index holds no other key."""
     from hudi_md.metadata import keys as K
@@ -157,7 +155,7 @@ def _record_index_differences(table: Table, slices: Sequence[FileSlice]) -> list
     return out
 
 
-def _partition_stats_differences(table: Table, slices: Sequence[FileSlice]) -> list[Difference]:
+def _partition_stats_differences(table: TableState, slices: Sequence[FileSlice]) -> list[Difference]:
     """Each partition's stats cover the column stats of the files of its latest slices (min no
     higher, max no lower): unsound stats would prune a partition that holds matching rows. Wider
     stats are allowed (Hudi 1.2 itself keeps replaced file groups' ranges until the next commit)."""
@@ -203,7 +201,7 @@ def _file_names(s: FileSlice) -> list[str]:
     return ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
 
 
-def _partition_path_differences(table: Table, partitions: Sequence[str]) -> list[Difference]:
+def _partition_path_differences(table: TableState, partitions: Sequence[str]) -> list[Difference]:
     """Partitions holding live files whose path is not what Apache Hudi 1.2 writes for the values it
     stands for (tables written by hudi-md before 0.2 percent-encoded space, ``+`` and non-ASCII
     with URL encoding on): Hudi reads other values from them and its upserts of their keys land in
@@ -244,7 +242,7 @@ def _partition_path_differences(table: Table, partitions: Sequence[str]) -> list
     ]
 
 
-def _foreign_file_differences(table: Table) -> list[Difference]:
+def _foreign_file_differences(table: TableState) -> list[Difference]:
     """Data files under the table's directories that no instant wrote: what a writer other than
     Hudi leaves behind (Spark's ``part-*.parquet`` and ``_SUCCESS`` after ``INSERT INTO`` through
     a generic file source, copies, ...). No reader sees them, so their rows are silently missing.

@@ -11,7 +11,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,9 +27,7 @@ from hudi_md.planning.expressions import Expression
 from hudi_md.planning.visitors import referenced_columns
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
-
-if TYPE_CHECKING:
-    from hudi_md.api import Table
+from hudi_md.table.state import TableState
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +81,7 @@ def _stats_map(stats: Sequence[Any], key_of: Any) -> dict[Any, dict[str, ColumnS
 
 
 def prune_by_partition_stats(
-    table: Table, partitions: list[str], expr: Expression, schema: pa.Schema
+    table: TableState, partitions: list[str], expr: Expression, schema: pa.Schema
 ) -> list[str]:
     mdt = table.metadata_table
     if mdt is None or "partition_stats" not in mdt.available_partitions or not partitions:
@@ -97,7 +95,7 @@ def prune_by_partition_stats(
 
 
 def prune_by_column_stats(
-    table: Table, slices: list[FileSlice], expr: Expression, schema: pa.Schema | None = None
+    table: TableState, slices: list[FileSlice], expr: Expression, schema: pa.Schema | None = None
 ) -> list[FileSlice]:
     """Drop slices none of whose files can hold a matching row, per MDT ``column_stats``."""
     mdt = table.metadata_table
@@ -121,7 +119,7 @@ def prune_by_column_stats(
     return kept
 
 
-def _record_key_values(expr: Expression, table: Table) -> set[str] | None:
+def _record_key_values(expr: Expression, table: TableState) -> set[str] | None:
     """Record keys an AND-conjunct pins (``key = x`` / ``key IN (...)``), or None."""
     from hudi_md.planning.expressions import And, LiteralPredicate, Op, SetPredicate
 
@@ -176,7 +174,7 @@ _KEY_UNIQUE_OPERATIONS = frozenset(
 )
 
 
-def record_index_trusted(table: Table) -> bool:
+def record_index_trusted(table: TableState) -> bool:
     """Whether the record index may prune: never guess when the table may hold duplicate keys.
 
     ``hoodie.metadata.record.index.enable`` = ``true`` trusts it, ``false`` never uses it; unset,
@@ -195,7 +193,9 @@ def record_index_trusted(table: Table) -> bool:
     return True
 
 
-def prune_by_record_index(table: Table, slices: list[FileSlice], expr: Expression) -> list[FileSlice] | None:
+def prune_by_record_index(
+    table: TableState, slices: list[FileSlice], expr: Expression
+) -> list[FileSlice] | None:
     mdt = table.metadata_table
     if mdt is None or "record_index" not in mdt.available_partitions:
         return None
@@ -210,7 +210,7 @@ def prune_by_record_index(table: Table, slices: list[FileSlice], expr: Expressio
 
 
 def plan_scan(
-    table: Table,
+    table: TableState,
     expr: Expression | None,
     *,
     as_of: str | None = None,

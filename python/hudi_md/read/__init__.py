@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from hudi_md.formats.avro_arrow import (
+    META_COLUMNS,
+    align_to_schema,
+    avro_records_to_arrow,
+    avro_schema_to_arrow,
+)
 from hudi_md.read.merge import (
     COMMIT_TIME_ORDERING,
     EVENT_TIME_ORDERING,
     LogRecordBuffer,
     MergeSpec,
     merge_with_base,
-)
-from hudi_md.read.records import (
-    META_COLUMNS,
-    align_to_schema,
-    avro_records_to_arrow,
-    avro_schema_to_arrow,
 )
 from hudi_md.read.slice_reader import (
     instant_validator,

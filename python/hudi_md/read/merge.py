@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
-from hudi_md.read.records import align_to_schema
+from hudi_md.formats.avro_arrow import align_to_schema
 from hudi_md.table import config as cfg
 from hudi_md.table.config import TableConfig
 

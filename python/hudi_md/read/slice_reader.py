@@ -15,7 +15,6 @@ them from the partition path.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,27 +23,21 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_md.errors import (
-    CommitMetadataError,
-    CorruptFileError,
     InvalidOptionError,
     LogFormatError,
     ParquetFileError,
-    TableConfigError,
     UnsupportedFeatureError,
+)
+from hudi_md.formats.avro_arrow import (
+    align_to_schema,
+    avro_records_to_arrow,
 )
 from hudi_md.formats.logfile import HeaderKey, LogBlock, LogBlockType, read_log_file
 from hudi_md.read.merge import LogRecordBuffer, MergeSpec, merge_with_base
-from hudi_md.read.records import (
-    align_to_schema,
-    avro_records_to_arrow,
-    avro_schema_to_arrow,
-    with_meta_columns,
-)
 from hudi_md.storage import Storage
-from hudi_md.table.config import TableConfig
-from hudi_md.table.fs_view import BaseFile, FileSlice, FileSystemView, LogFile
-from hudi_md.table.listing import StorageListing
-from hudi_md.table.timeline import Timeline
+from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
+from hudi_md.table.schema import parse_embedded_schema, table_schema
+from hudi_md.table.timeline import instant_validator
 
 __all__ = [
     "MergeSpec",
@@ -62,97 +55,6 @@ _DATA_BLOCKS = (
     LogBlockType.HFILE_DATA,
     LogBlockType.DELETE,
 )
-
-
-# --- schema --------------------------------------------------------------------------------------
-
-
-def table_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> pa.Schema:
-    """The Arrow schema of the table's rows.
-
-    Taken, as Hudi's ``TableSchemaResolver`` does, from the writer schema of the latest completed
-    commit that recorded one (``extraMetadata["schema"]``), else ``hoodie.table.create.schema``,
-    else the Parquet schema of the latest base file. Hudi's five meta columns come first when the
-    table populates them; dropped partition columns are appended as strings. Every top-level
-    column is nullable (schema evolution can leave any of them null in older files). For a
-    time-travel read pass ``timeline.until(as_of)``.
-    """
-    schema: pa.Schema | None = None
-    for instant in reversed(timeline.write_timeline().instants):
-        extra = timeline.metadata(instant).get("extraMetadata") or {}
-        text = extra.get("schema")
-        if text:
-            schema = _parse_schema(text, CommitMetadataError, f"{timeline.name}/{instant.file_name}")
-            break
-    if schema is None and config.create_schema:
-        schema = _parse_schema(config.create_schema, TableConfigError, "hoodie.properties")
-    if schema is None:
-        schema = _latest_base_file_schema(storage, config, timeline)
-    if schema is None:
-        schema = pa.schema([])
-    if config.populate_meta_fields:
-        schema = with_meta_columns(schema)
-    if config.drop_partition_columns:
-        missing = [f for f in config.partition_fields if f not in schema.names]
-        schema = pa.schema([*schema, *(pa.field(f, pa.string()) for f in missing)])
-    return pa.schema([f.with_nullable(True) for f in schema])
-
-
-def _parse_schema(text: str, error: type[CorruptFileError], where: str) -> pa.Schema:
-    """An embedded Avro schema as Arrow; a schema that does not parse is an error of the file
-    that carries it (an instant, ``hoodie.properties``, a log block)."""
-    try:
-        return _schema_from_avro(text)
-    except UnsupportedFeatureError:
-        raise
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise error(where, f"embedded Avro schema does not parse: {type(exc).__name__}: {exc}") from exc
-
-
-@functools.lru_cache(maxsize=64)
-def _schema_from_avro(text: str) -> pa.Schema:
-    # Every block of every log file of a table repeats the same schema string.
-    return avro_schema_to_arrow(text)
-
-
-def _latest_base_file_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> pa.Schema | None:
-    view = FileSystemView(config, timeline, StorageListing(storage))
-    bases = [s.base_file for s in view.latest_base_files() if s.base_file is not None]
-    if not bases:
-        return None
-    latest = max(bases, key=lambda b: (b.instant, b.path))
-    try:
-        return pq.read_schema(pa.BufferReader(storage.read_bytes(latest.path))).remove_metadata()
-    except (pa.ArrowException, OSError) as exc:
-        raise ParquetFileError(storage.uri(latest.path), f"cannot read the Parquet schema: {exc}") from exc
-
-
-# --- instants ------------------------------------------------------------------------------------
-
-
-def instant_validator(timeline: Timeline, as_of: str | None = None) -> Callable[[str], bool]:
-    """The ``is_valid_instant`` predicate Hudi's log scanner applies, for ``timeline`` read as of ``as_of``.
-
-    Valid: completed commits, deltacommits and replacecommits at or before ``as_of``, and
-    instants older than the first of them that are not pending (committed, then archived:
-    ``containsOrBeforeTimelineStarts``). Pending instants, failed writes and anything after
-    ``as_of`` are not.
-    """
-    writes = [i.requested_time for i in timeline.write_timeline()]
-    completed = {t for t in writes if as_of is None or t <= as_of}
-    pending = {i.requested_time for i in timeline.pending()}
-    first = min(writes, default=None)
-
-    def is_valid(instant: str) -> bool:
-        if as_of is not None and instant > as_of:
-            return False
-        if instant in completed:
-            return True
-        if instant in pending:
-            return False
-        return first is not None and instant < first
-
-    return is_valid
 
 
 # --- base files ----------------------------------------------------------------------------------
@@ -251,7 +153,7 @@ def apply_log_blocks(buffer: LogRecordBuffer, blocks: Sequence[LogBlock]) -> Non
         if block.block_type is LogBlockType.AVRO_DATA:
             if block.schema is None:
                 raise UnsupportedFeatureError(f"{block.file_name}: AVRO_DATA block without a SCHEMA header")
-            block_schema = _parse_schema(
+            block_schema = parse_embedded_schema(
                 block.schema, LogFormatError, f"{block.file_name} (block at offset {block.offset})"
             )
             buffer.add_data(avro_records_to_arrow(block.avro_records(), block_schema))

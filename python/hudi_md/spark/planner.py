@@ -53,7 +53,7 @@ import pyarrow as pa
 
 import hudi_md
 from hudi_md.errors import HudiMdError, InvalidOptionError
-from hudi_md.read.scan import TableScan
+from hudi_md.planning.scan import TableScan
 from hudi_md.table.fs_view import FileSlice
 
 log = logging.getLogger(__name__)

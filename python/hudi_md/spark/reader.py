@@ -17,7 +17,7 @@ import hudi_md
 def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | None, as_of: str | None):
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from hudi_md.read.merge import MergeSpec
-        from hudi_md.read.scan import with_values
+        from hudi_md.planning.scan import with_values
         from hudi_md.read.slice_reader import instant_validator, read_file_slice
         from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
         from hudi_md.table.partitions import PartitionScheme

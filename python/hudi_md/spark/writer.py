@@ -198,9 +198,9 @@ def _write_started(
     partitions = sorted(r[0] for r in keyed.select(PART).distinct().collect())
     has_commits = bool(pending.timeline.write_timeline())
     tagged_schema = StructType([*keyed_schema.fields, StructField(FID_COLUMN, StringType())])
-    from hudi_md.api import Table
+    from hudi_md.metadata.reader import load_table_state
 
-    table = Table(writer.storage, {})
+    table = load_table_state(writer.storage, {})
     latest = (
         {(s.partition_path, s.file_id): s for s in table.file_system_view().latest_file_slices(partitions)}
         if has_commits

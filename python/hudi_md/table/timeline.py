@@ -274,3 +274,28 @@ class Timeline:
 
     def __repr__(self) -> str:
         return f"Timeline({self.name!r}, {len(self.instants)} instants)"
+
+
+def instant_validator(timeline: Timeline, as_of: str | None = None) -> Callable[[str], bool]:
+    """The ``is_valid_instant`` predicate Hudi's log scanner applies, for ``timeline`` read as of ``as_of``.
+
+    Valid: completed commits, deltacommits and replacecommits at or before ``as_of``, and
+    instants older than the first of them that are not pending (committed, then archived:
+    ``containsOrBeforeTimelineStarts``). Pending instants, failed writes and anything after
+    ``as_of`` are not.
+    """
+    writes = [i.requested_time for i in timeline.write_timeline()]
+    completed = {t for t in writes if as_of is None or t <= as_of}
+    pending = {i.requested_time for i in timeline.pending()}
+    first = min(writes, default=None)
+
+    def is_valid(instant: str) -> bool:
+        if as_of is not None and instant > as_of:
+            return False
+        if instant in completed:
+            return True
+        if instant in pending:
+            return False
+        return first is not None and instant < first
+
+    return is_valid

@@ -306,8 +306,9 @@ def _check_table_features(existing: TableConfig, *, metadata_enabled: bool) -> N
     if existing.base_file_format != "PARQUET":
         refusals.append(f"its base files are {existing.base_file_format} (hudi-md writes Parquet)")
     if existing.cdc_enabled:
-        refusals.append("it has change data capture on (hoodie.table.cdc.enabled=true; hudi-md "
-                        "writes no CDC log files)")
+        refusals.append(
+            "it has change data capture on (hoodie.table.cdc.enabled=true; hudi-md writes no CDC log files)"
+        )
     if not existing.populate_meta_fields:
         refusals.append("it has no meta fields (hoodie.populate.meta.fields=false, virtual keys)")
     if existing.record_merge_mode not in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.metadata.column_ranges import ranges_of_table
 from hudi_md.metadata.records_builder import ColumnRange
 from hudi_md.storage import Storage
 
@@ -152,21 +152,6 @@ def _range_from_json(d: dict[str, Any], _type: Any) -> ColumnRange:
 # --- stats of rows written to a log file ---------------------------------------------------------
 
 
-def ranges_of_table(table: pa.Table, columns: Sequence[str]) -> dict[str, ColumnRange]:
-    out = {}
-    for c in columns:
-        if table.schema.get_field_index(c) < 0:
-            continue
-        col = table.column(c)
-        try:
-            mm = pc.min_max(col)
-            lo, hi = mm["min"].as_py(), mm["max"].as_py()
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
-            continue
-        out[c] = ColumnRange(c, lo, hi, col.null_count, len(col), 0, 0)
-    return out
-
-
 def _write_stat(
     ctx: WriteContext,
     task: FileGroupTask,
@@ -223,7 +208,7 @@ def execute(ctx: WriteContext, task: FileGroupTask, rows: pa.Table, task_partiti
 
 
 def _arrow_schema(ctx: WriteContext) -> pa.Schema:
-    from hudi_md.read.records import avro_schema_to_arrow
+    from hudi_md.formats.avro_arrow import avro_schema_to_arrow
 
     return avro_schema_to_arrow(ctx.table_schema_json)
 
@@ -231,7 +216,7 @@ def _arrow_schema(ctx: WriteContext) -> pa.Schema:
 def _with_meta(
     ctx: WriteContext, data: pa.Table, task: FileGroupTask, file_name: str, task_partition_id: int
 ) -> pa.Table:
-    from hudi_md.read.records import align_to_schema
+    from hudi_md.formats.avro_arrow import align_to_schema
 
     n = data.num_rows
     meta = {
@@ -321,7 +306,7 @@ def _merge_base(
     name = f"{task.file_id}_{token}_{ctx.instant}.parquet"
     incoming = _with_meta(ctx, upserts, task, name, tpid)
     schema = incoming.schema
-    from hudi_md.read.records import align_to_schema
+    from hudi_md.formats.avro_arrow import align_to_schema
 
     old = align_to_schema(old, schema)
     old_keys = old.column("_hoodie_record_key")

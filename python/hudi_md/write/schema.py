@@ -34,7 +34,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_md.errors import UnsupportedFeatureError
-from hudi_md.read.records import META_COLUMNS, avro_schema_to_arrow
+from hudi_md.formats.avro_arrow import META_COLUMNS, avro_schema_to_arrow
 
 __all__ = [
     "META_FIELDS",

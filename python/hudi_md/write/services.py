@@ -89,7 +89,7 @@ def archive_timeline(writer: HudiWriter, cfg: WriteConfig) -> list:
 
 
 def compact_metadata_table(writer: HudiWriter, *, force: bool = False) -> str | None:
-    from hudi_md.api import Table
+    from hudi_md.metadata.reader import load_table_state
     from hudi_md.metadata.writer import MetadataTableWriter
 
     with TableLock(writer.storage, options=writer.options):
@@ -97,7 +97,7 @@ def compact_metadata_table(writer: HudiWriter, *, force: bool = False) -> str | 
         if not config.metadata_partitions:
             return None
         mw = MetadataTableWriter(writer.storage, config, writer.options)
-        table = Table(writer.storage, {"hoodie.metadata.enable": "true"})
+        table = load_table_state(writer.storage, {"hoodie.metadata.enable": "true"})
         reader = table.metadata_table
         return mw.compact(reader) if force else mw.compact_if_due(reader)
 
@@ -218,8 +218,7 @@ def repair_torn_completion(writer: HudiWriter) -> list[str]:
     except CorruptFileError as e:
         t = newest.requested_time
         has_pending = any(
-            i.requested_time == t and not i.is_completed
-            for i in _all_instant_files(writer.storage)
+            i.requested_time == t and not i.is_completed for i in _all_instant_files(writer.storage)
         )
         if not has_pending:
             raise  # nothing to fall back to: a typed error naming the file
@@ -274,7 +273,7 @@ def _undo_mdt_deltacommit(writer: HudiWriter, instant_time: str) -> None:
 
 
 def _recover_compaction(writer: HudiWriter, instant_time: str) -> None:
-    from hudi_md.api import Table
+    from hudi_md.metadata.reader import load_table_state
 
     try:
         plan = read_plan(writer.storage, instant_time, COMPACTION)
@@ -300,7 +299,7 @@ def _recover_compaction(writer: HudiWriter, instant_time: str) -> None:
     writer._delete_markers(instant_time)
     # 2. run it again from its plan, or drop it when the plan cannot be run
     if plan:
-        table = Table(writer.storage, {})
+        table = load_table_state(writer.storage, {})
         slices = _plan_slices(writer, plan)
         if slices is not None:
             log.warning("re-running compaction %s left pending by a failed writer", instant_time)
@@ -375,7 +374,7 @@ def _recover_rollback(writer: HudiWriter, instant_time: str) -> None:
 
 
 def _recover_clean(writer: HudiWriter, instant_time: str) -> None:
-    from hudi_md.api import Table
+    from hudi_md.metadata.reader import load_table_state
 
     try:
         plan = read_plan(writer.storage, instant_time, CLEAN)
@@ -390,7 +389,7 @@ def _recover_clean(writer: HudiWriter, instant_time: str) -> None:
                 writer.storage.delete(f"{TIMELINE}/{name}")
         return
     log.warning("re-running clean %s left pending by a failed writer", instant_time)
-    _execute_clean(writer, Table(writer.storage, {}), instant_time, plan)
+    _execute_clean(writer, load_table_state(writer.storage, {}), instant_time, plan)
 
 
 # --- clean -------------------------------------------------------------------------------------------
@@ -401,13 +400,13 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
 
     File groups a pending compaction reads are left alone (Hudi's cleaner excludes them), and the
     empty slice a pending compaction opens is never counted as a retained version."""
-    from hudi_md.api import Table
     from hudi_md.formats.timeline_writer import cleaner_plan_record, serialize_instant_metadata
+    from hudi_md.metadata.reader import load_table_state
 
     with TableLock(writer.storage, options=writer.options):
         resolve_pending_services(writer)
         writer._finish_mdt_rebuild()
-        table = Table(writer.storage, {})
+        table = load_table_state(writer.storage, {})
         commits = [i for i in table.timeline.write_timeline()]
         if cfg.cleaner_policy == "KEEP_LATEST_COMMITS" and len(commits) <= cfg.commits_retained:
             return None
@@ -561,13 +560,13 @@ def _clean_in_mdt(
 def compact(writer: HudiWriter) -> str | None:
     """Schedule and run a compaction of every MOR file slice that has log files (after finishing
     any compaction or clean a failed writer left pending)."""
-    from hudi_md.api import Table
     from hudi_md.formats.timeline_writer import serialize_instant_metadata
+    from hudi_md.metadata.reader import load_table_state
 
     with TableLock(writer.storage, options=writer.options):
         resolve_pending_services(writer)
         writer._finish_mdt_rebuild()
-        table = Table(writer.storage, {})
+        table = load_table_state(writer.storage, {})
         if not table.config.is_mor:
             return None
         # Not the file groups a pending compaction, log compaction or clustering reads (Hudi's
@@ -713,5 +712,3 @@ def _execute_compaction(writer: HudiWriter, table: Any, instant: str, slices: li
 
     tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
     writer._delete_markers(instant)
-
-

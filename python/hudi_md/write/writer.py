@@ -564,9 +564,7 @@ class HudiWriter:
             last = timeline.last()
             rs_time = new_instant_time(after=last.requested_time if last else None)
             plan = {
-                "instantsToRollback": [
-                    {"commitTime": i.requested_time, "action": i.action} for i in targets
-                ],
+                "instantsToRollback": [{"commitTime": i.requested_time, "action": i.action} for i in targets],
                 "version": 1,
             }
             TimelineWriter(self.storage, TIMELINE).requested(
@@ -986,9 +984,9 @@ class HudiWriter:
         key_partitions: pa.Array | None = None,
     ) -> dict[tuple[str, str], tuple[str, str]]:
         """(partition, key) → (file id, base instant) for keys already in the table."""
-        from hudi_md.api import Table
+        from hudi_md.metadata.reader import load_table_state
 
-        table = Table(self.storage, {})
+        table = load_table_state(self.storage, {})
         out: dict[tuple[str, str], tuple[str, str]] = {}
         view = table.file_system_view()
         mdt = table.metadata_table
@@ -1031,23 +1029,21 @@ class HudiWriter:
         import pyarrow.parquet as pq
 
         from hudi_md.index.bloom import BloomFilter
-        from hudi_md.metadata.lifecycle import _footer_bytes
+        from hudi_md.metadata.column_ranges import java_string_key, parquet_footer
 
         base = file_slice.base_file
         if base is None:
             return True
         try:
-            meta = pq.read_metadata(pa.BufferReader(_footer_bytes(self.storage, base.path, base.size)))
+            meta = pq.read_metadata(pa.BufferReader(parquet_footer(self.storage, base.path, base.size)))
         except (OSError, ValueError, pa.ArrowException):
             return True
         kv = meta.metadata or {}
         lo, hi = kv.get(b"hoodie_min_record_key"), kv.get(b"hoodie_max_record_key")
         candidates = keys
         if lo is not None and hi is not None:
-            from hudi_md.write.base_file import _java_string_key
-
-            lo_k, hi_k = _java_string_key(lo.decode()), _java_string_key(hi.decode())
-            candidates = {k for k in keys if lo_k <= _java_string_key(k) <= hi_k}
+            lo_k, hi_k = java_string_key(lo.decode()), java_string_key(hi.decode())
+            candidates = {k for k in keys if lo_k <= java_string_key(k) <= hi_k}
         text = kv.get(b"org.apache.hudi.bloomfilter")
         if candidates and text:
             code = kv.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
@@ -1064,7 +1060,7 @@ class HudiWriter:
         operation: str,
         instant: str,
     ) -> tuple[list[tuple[FileGroupTask, pa.Table]], dict[str, list[str]]]:
-        from hudi_md.api import Table
+        from hudi_md.metadata.reader import load_table_state
 
         partitions = sorted(set(rows.column("_hoodie_partition_path").to_pylist()))
         tasks: list[tuple[FileGroupTask, pa.Table]] = []
@@ -1096,7 +1092,7 @@ class HudiWriter:
             # a delete of an absent key is a no-op
         slices = {}
         if updates:
-            table = Table(self.storage, {})
+            table = load_table_state(self.storage, {})
             slices = {
                 (s.partition_path, s.file_id): s
                 for s in table.file_system_view().latest_file_slices(partitions)
@@ -1125,11 +1121,11 @@ class HudiWriter:
     def replaced_file_groups(self, operation: str, partitions: Sequence[str]) -> dict[str, list[str]]:
         """Partition → file ids an overwrite replaces: the live groups of the partitions written
         (insert_overwrite) or of the whole table (insert_overwrite_table); nothing otherwise."""
-        from hudi_md.api import Table
+        from hudi_md.metadata.reader import load_table_state
 
         if operation not in ("insert_overwrite", "insert_overwrite_table"):
             return {}
-        table = Table(self.storage, {})
+        table = load_table_state(self.storage, {})
         scope = table.partitions() if operation == "insert_overwrite_table" else list(partitions)
         replaced: dict[str, list[str]] = {}
         for s in table.file_system_view().latest_file_slices(scope):
@@ -1142,7 +1138,7 @@ class HudiWriter:
             and K.PARTITION_STATS not in config.metadata_partitions
         ):
             return []
-        from hudi_md.read.records import avro_schema_to_arrow
+        from hudi_md.formats.avro_arrow import avro_schema_to_arrow
         from hudi_md.write.base_file import columns_to_index
 
         schema = avro_schema_to_arrow(avro_schema)
@@ -1161,9 +1157,9 @@ class HudiWriter:
         replaced: Mapping[str, list[str]],
         replaced_keys: Iterable[str] | None = None,
     ) -> None:
-        from hudi_md.api import Table
+        from hudi_md.formats.avro_arrow import avro_schema_to_arrow
+        from hudi_md.metadata.reader import load_table_state
         from hudi_md.metadata.writer import MetadataTableWriter
-        from hudi_md.read.records import avro_schema_to_arrow
 
         available = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
         types = {f.name: f.type for f in avro_schema_to_arrow(avro_schema)}
@@ -1172,7 +1168,7 @@ class HudiWriter:
             results,
             available,
             types,
-            before=Table(self.storage, {}),
+            before=load_table_state(self.storage, {}),
             replaced=replaced,
             replaced_keys=replaced_keys,
         )

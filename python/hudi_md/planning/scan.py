@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -12,9 +12,7 @@ from hudi_md.errors import InvalidOptionError
 from hudi_md.planning.planner import plan_scan, row_filter
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
-
-if TYPE_CHECKING:
-    from hudi_md.api import Table
+from hudi_md.table.state import TableState
 
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 
@@ -22,7 +20,9 @@ COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 class TableScan:
     """One read of a table: filters (an expression tree or None) and a column projection."""
 
-    def __init__(self, table: Table, *, filters: Any = None, columns: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, table: TableState, *, filters: Any = None, columns: Sequence[str] | None = None
+    ) -> None:
         self.table = table
         self.filters = filters
         self.columns = list(columns) if columns is not None else None

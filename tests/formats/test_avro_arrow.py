@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_md.errors import UnsupportedFeatureError
-from hudi_md.read.records import (
+from hudi_md.formats.avro_arrow import (
     META_COLUMNS,
     align_to_schema,
     avro_records_to_arrow,

@@ -1,0 +1,145 @@
+"""The state of one table as every layer sees it: storage, configuration, timeline, the listing
+source (the MDT, or the storage itself), the schema and the file-system view.
+
+Planning, reading, the metadata layer and the writers all take a :class:`TableState`;
+:class:`hudi_md.api.Table` is the user's front object over it (a state plus the user's verbs:
+``plan``, ``file_slices``, ``read``).
+
+The MDT reader lives a layer above (``hudi_md.metadata``), so a state is given the function that
+opens it (:data:`MetadataOpener`); :func:`hudi_md.metadata.load_table_state` wires the real one in.
+It is opened on first use, since opening it costs storage reads a caller may not need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
+from hudi_md.storage import Storage
+from hudi_md.table.config import SUPPORTED_VERSIONS, TableConfig
+from hudi_md.table.fs_view import FileSystemView
+from hudi_md.table.listing import ListingSource, StorageListing
+from hudi_md.table.partitions import PartitionScheme
+from hudi_md.table.schema import table_schema
+from hudi_md.table.timeline import Timeline
+
+if TYPE_CHECKING:  # the MDT reader is a layer above; states only hold one
+    from hudi_md.metadata.reader import MetadataTable
+
+METADATA_ENABLE = "hoodie.metadata.enable"
+
+MetadataOpener = Callable[["TableState"], "MetadataTable | None"]
+
+
+class TableState:
+    """A Hudi table of version 6, 8 or 9 as of the timeline loaded when the state was made.
+
+    ``options``: Hudi's ``hoodie.*`` read options (``hoodie.metadata.enable``). ``open_metadata``:
+    returns the table's MDT reader, or None to list storage instead (None: always list).
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        options: Mapping[str, str] | None = None,
+        *,
+        open_metadata: MetadataOpener | None = None,
+    ) -> None:
+        self.storage = storage
+        self.options = dict(options or {})
+        enable = self.options.get(METADATA_ENABLE)
+        if enable is not None and enable.lower() not in ("true", "false"):
+            raise InvalidOptionError(f"{METADATA_ENABLE} must be true or false, got {enable!r}")
+        self.config = TableConfig.load(storage)
+        if self.config.table_version not in SUPPORTED_VERSIONS:
+            raise UnsupportedFeatureError(
+                f"{storage.uri()}: table version {self.config.table_version} is not supported "
+                f"(hudi-md reads versions {', '.join(map(str, SUPPORTED_VERSIONS))})"
+            )
+        self.timeline: Timeline = Timeline.load(
+            storage, self.config.timeline_path, self.config.timeline_layout_version
+        )
+        self.partition_scheme = PartitionScheme(self.config)
+        self._open_metadata = open_metadata
+        self.metadata_error: Exception | None = None
+        self._archived: bool | None = None
+
+    # --- what the table is ---------------------------------------------------------------------
+
+    @property
+    def uri(self) -> str:
+        return self.storage.uri()
+
+    @property
+    def table_version(self) -> int:
+        return self.config.table_version
+
+    @property
+    def table_type(self) -> str:
+        return self.config.table_type
+
+    @property
+    def table_name(self) -> str:
+        return self.config.table_name
+
+    @property
+    def partition_fields(self) -> list[str]:
+        return self.config.partition_fields
+
+    def has_archived_instants(self) -> bool:
+        """Whether older instants were archived (their metadata is not on the active timeline)."""
+        if self._archived is None:
+            if self.config.timeline_layout_version >= 2 and self.table_version >= 8:
+                history = self.config.get("hoodie.timeline.history.path") or "history"
+                folder = f"{self.config.timeline_path}/{history}"
+                self._archived = any(s.name.endswith(".parquet") for s in self.storage.list(folder))
+            else:
+                folder = f".hoodie/{self.config.get('hoodie.archivelog.folder') or 'archived'}"
+                self._archived = any(
+                    s.name.startswith(".commits_.archive") for s in self.storage.list(folder)
+                )
+        return self._archived
+
+    def storage_stats(self) -> dict[str, int]:
+        """Requests and bytes this table's storage has served so far."""
+        return self.storage.stats.snapshot()
+
+    # --- metadata table and listing ---------------------------------------------------------------
+
+    @property
+    def metadata_forced(self) -> bool:
+        return self.options.get(METADATA_ENABLE, "").lower() == "true"
+
+    @property
+    def uses_metadata_table(self) -> bool:
+        return self.metadata_table is not None
+
+    @cached_property
+    def metadata_table(self) -> MetadataTable | None:
+        """The MDT reader, or None when the table is read by listing storage."""
+        return self._open_metadata(self) if self._open_metadata is not None else None
+
+    @cached_property
+    def listing(self) -> ListingSource:
+        mdt = self.metadata_table
+        return mdt if mdt is not None else StorageListing(self.storage)
+
+    def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        return FileSystemView(self.config, self.timeline, self.listing, as_of=as_of)
+
+    def partitions(self) -> list[str]:
+        return self.listing.all_partitions()
+
+    # --- schema ---------------------------------------------------------------------------------
+
+    @cached_property
+    def schema(self) -> pa.Schema:
+        """Arrow schema of the table (latest commit's writer schema, meta columns first)."""
+        return table_schema(self.storage, self.config, self.timeline)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.uri!r}, version={self.table_version}, type={self.table_type})"
