@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_md.errors import InvalidOptionError
+from hudi_md.formats.commit_metadata_writer import schema_json
 from hudi_md.formats.logfile import DeleteRecord, HeaderKey, LogBlock, LogBlockType, read_log_file
 from hudi_md.formats.logfile_writer import (
     HOODIE_META_FIELDS,
@@ -32,7 +33,6 @@ from hudi_md.formats.logfile_writer import (
     rollback_command_block,
     with_meta_fields,
 )
-from hudi_md.formats.timeline_writer import schema_json
 from hudi_md.storage import BytesInputFile, Storage
 
 from fixtures import fixtures_dir

@@ -469,7 +469,7 @@ def test_cleaner_keeps_slices_of_a_pending_compaction(
 
 def _pending_clustering(path: Path, file_slice: Any) -> str:
     """A clustering of one file group as Apache Hudi schedules it (``T.clustering.requested``)."""
-    from hudi_md.formats.timeline_writer import serialize_instant_metadata
+    from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
     from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
 
     storage = Storage(str(path))

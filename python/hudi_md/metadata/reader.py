@@ -59,7 +59,7 @@ class RecordLocation:
     position: int | None
 
 
-class _Selection:
+class KeySelection:
     """Which keys of an MDT partition a read wants: exact keys, key prefixes, or all."""
 
     def __init__(self, keys: Iterable[str] | None = None, prefixes: Iterable[str] | None = None) -> None:
@@ -203,7 +203,11 @@ class MetadataTable:
         keyed = [(completion.get(lf.instant, lf.instant), n) for n, lf in enumerate(log_files)]
         return [log_files[n] for _, n in sorted(keyed)]
 
-    def _read_slice(self, file_slice: FileSlice, sel: _Selection) -> dict[str, Record | None]:
+    def read_slice_records(
+        self, file_slice: FileSlice, sel: KeySelection | None = None
+    ) -> dict[str, Record | None]:
+        """The merged records of one MDT file slice (``sel``: which keys; None: all of them)."""
+        sel = sel if sel is not None else KeySelection()
         result: dict[str, Record | None] = {}
         # Record-index entries of one file group and commit share their value bytes (the key is
         # not part of the value) and merge by replacement: decode each distinct value once.
@@ -269,11 +273,11 @@ class MetadataTable:
             for k in key_list:
                 by_group.setdefault(K.file_group_index(k, n), []).append(k)
             for index, group_keys in sorted(by_group.items()):
-                out.update(self._read_slice(slices[index], _Selection(keys=group_keys)))
+                out.update(self.read_slice_records(slices[index], KeySelection(keys=group_keys)))
         else:
-            sel = _Selection(prefixes=prefixes)
+            sel = KeySelection(prefixes=prefixes)
             for s in slices:
-                out.update(self._read_slice(s, sel))
+                out.update(self.read_slice_records(s, sel))
         return {k: r for k, r in out.items() if r is not None and is_live(r)}
 
     # --- files partition (a ListingSource) --------------------------------------------------------

@@ -50,7 +50,7 @@ class MdtRecord:
     encoded: bytes | None = None  # the payload's Avro bytes, when shared by many records
 
 
-def _empty(key_type: int) -> dict[str, Any]:
+def empty_payload(key_type: int) -> dict[str, Any]:
     return {
         "_hoodie_commit_time": None,
         "_hoodie_commit_seqno": None,
@@ -71,7 +71,7 @@ def _empty(key_type: int) -> dict[str, Any]:
 
 
 def files_record(partition_path: str, added: Mapping[str, int], deleted: Iterable[str] = ()) -> MdtRecord:
-    payload = _empty(K.TYPE_FILES)
+    payload = empty_payload(K.TYPE_FILES)
     entries = {name: {"size": int(size), "isDeleted": False} for name, size in added.items()}
     for name in deleted:
         entries[name] = {"size": 0, "isDeleted": True}
@@ -80,7 +80,7 @@ def files_record(partition_path: str, added: Mapping[str, int], deleted: Iterabl
 
 
 def all_partitions_record(partitions: Iterable[str], deleted: Iterable[str] = ()) -> MdtRecord:
-    payload = _empty(K.TYPE_ALL_PARTITIONS)
+    payload = empty_payload(K.TYPE_ALL_PARTITIONS)
     entries = {K.partition_id(p): {"size": 0, "isDeleted": False} for p in partitions}
     for p in deleted:
         entries[K.partition_id(p)] = {"size": 0, "isDeleted": True}
@@ -215,7 +215,7 @@ def column_stats_record(
     for_partition: bool = False,
 ) -> MdtRecord:
     """A ``column_stats`` record (per file) or, with ``for_partition``, a ``partition_stats`` record."""
-    payload = _empty(K.TYPE_PARTITION_STATS if for_partition else K.TYPE_COLUMN_STATS)
+    payload = empty_payload(K.TYPE_PARTITION_STATS if for_partition else K.TYPE_COLUMN_STATS)
     min_w, value_type = stat_value(rng.min_value, arrow_type)
     max_w, _ = stat_value(rng.max_value, arrow_type)
     payload["ColumnStatsMetadata"] = {
@@ -261,7 +261,7 @@ def merge_ranges(ranges: Iterable[ColumnRange]) -> ColumnRange | None:
 
 
 def record_index_record(record_key: str, partition_path: str, file_id: str, instant: str) -> MdtRecord:
-    payload = _empty(K.TYPE_RECORD_INDEX)
+    payload = empty_payload(K.TYPE_RECORD_INDEX)
     payload["recordIndexMetadata"] = dict(_record_location(partition_path, file_id, instant))
     return MdtRecord(K.RECORD_INDEX, record_key, payload)
 
@@ -274,7 +274,7 @@ def record_index_records(
     Every entry of a file group has the same value, so it is built and Avro-encoded once
     (``MdtRecord.encoded``); writing 10⁶ keys then costs no per-key Avro work.
     """
-    payload = _empty(K.TYPE_RECORD_INDEX)
+    payload = empty_payload(K.TYPE_RECORD_INDEX)
     payload["recordIndexMetadata"] = dict(_record_location(partition_path, file_id, instant))
     encoded = _encode_payload(payload)
     return [MdtRecord(K.RECORD_INDEX, k, payload, encoded) for k in keys]
@@ -339,7 +339,7 @@ def bloom_filter_record(
     *,
     is_deleted: bool = False,
 ) -> MdtRecord:
-    payload = _empty(K.TYPE_BLOOM_FILTER)
+    payload = empty_payload(K.TYPE_BLOOM_FILTER)
     payload["BloomFilterMetadata"] = {
         "type": type_code,
         "timestamp": instant,

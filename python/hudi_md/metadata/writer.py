@@ -227,7 +227,7 @@ class MetadataTableWriter:
         action: str,
         operation: str,
     ) -> DeltaCommitResult:
-        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+        from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
         from hudi_md.metadata.records import merge
 
         by_partition: dict[str, dict[str, MdtRecord]] = defaultdict(dict)
@@ -300,8 +300,8 @@ class MetadataTableWriter:
         *,
         num_file_groups: int | None = None,
     ) -> str:
+        from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
         from hudi_md.formats.logfile_writer import delete_block, hfile_data_block
-        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
 
         if not self.exists():
             self.create_table()
@@ -414,7 +414,7 @@ class MetadataTableWriter:
     def clean(self, keep_slices: int = 2) -> str | None:
         """Delete MDT file slices older than the latest ``keep_slices`` of each file group (the
         newest base and the one before it, for readers that planned on it), as an MDT clean."""
-        from hudi_md.formats.timeline_writer import (
+        from hudi_md.formats.commit_metadata_writer import (
             clean_metadata_record,
             cleaner_plan_record,
             serialize_instant_metadata,
@@ -461,8 +461,7 @@ class MetadataTableWriter:
         return instant
 
     def _compact(self, reader: MetadataTable) -> str:
-        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
-        from hudi_md.metadata.reader import _Selection
+        from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
 
         instant = new_instant_time(
             after=self.timeline().last().requested_time if self.timeline().last() else None
@@ -495,7 +494,7 @@ class MetadataTableWriter:
         stats: dict[str, list[dict[str, Any]]] = {}
         for p, slices in slices_by_partition.items():
             for s in slices:
-                merged = reader._read_slice(s, _Selection())
+                merged = reader.read_slice_records(s)
                 live = [
                     MdtRecord(p, k, _to_payload(v))
                     for k, v in sorted(merged.items(), key=lambda kv: kv[0].encode("utf-8"))
@@ -556,9 +555,9 @@ def _merge_payload(
 
 def _to_payload(record: dict[str, Any]) -> dict[str, Any]:
     """A reader-normalised record back into a writable payload (re-wrapping stat values)."""
-    from hudi_md.metadata.records_builder import _empty, wrap_typed_stat
+    from hudi_md.metadata.records_builder import empty_payload, wrap_typed_stat
 
-    payload = _empty(record["type"])
+    payload = empty_payload(record["type"])
     for name in (
         "filesystemMetadata",
         "BloomFilterMetadata",

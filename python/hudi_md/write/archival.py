@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from hudi_md.formats.timeline_writer import schema_json
+from hudi_md.formats.commit_metadata_writer import schema_json
 from hudi_md.storage import Storage
 from hudi_md.table.archived import (
     MANIFEST_PREFIX,

@@ -400,7 +400,7 @@ def clean(writer: HudiWriter, cfg: WriteConfig) -> str | None:
 
     File groups a pending compaction reads are left alone (Hudi's cleaner excludes them), and the
     empty slice a pending compaction opens is never counted as a retained version."""
-    from hudi_md.formats.timeline_writer import cleaner_plan_record, serialize_instant_metadata
+    from hudi_md.formats.commit_metadata_writer import cleaner_plan_record, serialize_instant_metadata
     from hudi_md.metadata.reader import load_table_state
 
     with TableLock(writer.storage, options=writer.options):
@@ -496,7 +496,7 @@ def savepointed_slices(storage: Any, table: Any) -> set[tuple[str, str, str]]:
 
 def _execute_clean(writer: HudiWriter, table: Any, instant: str, plan: dict[str, Any]) -> None:
     """Delete the files of a clean plan (those still there), record it in the MDT, complete it."""
-    from hudi_md.formats.timeline_writer import clean_metadata_record, serialize_instant_metadata
+    from hudi_md.formats.commit_metadata_writer import clean_metadata_record, serialize_instant_metadata
 
     tw = TimelineWriter(writer.storage, TIMELINE)
     tw.inflight(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
@@ -560,7 +560,7 @@ def _clean_in_mdt(
 def compact(writer: HudiWriter) -> str | None:
     """Schedule and run a compaction of every MOR file slice that has log files (after finishing
     any compaction or clean a failed writer left pending)."""
-    from hudi_md.formats.timeline_writer import serialize_instant_metadata
+    from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
     from hudi_md.metadata.reader import load_table_state
 
     with TableLock(writer.storage, options=writer.options):
@@ -611,7 +611,7 @@ def _execute_compaction(writer: HudiWriter, table: Any, instant: str, slices: li
     base file per slice, the MDT deltacommit, then the completed commit."""
     import json as _json
 
-    from hudi_md.formats.timeline_writer import commit_metadata_record
+    from hudi_md.formats.commit_metadata_writer import commit_metadata_record
     from hudi_md.read.merge import MergeSpec
     from hudi_md.read.slice_reader import instant_validator, read_file_slice
     from hudi_md.write.base_file import columns_to_index
@@ -708,7 +708,7 @@ def _execute_compaction(writer: HudiWriter, table: Any, instant: str, slices: li
             partitions=sorted(config.metadata_partitions),
             operation="UPSERT_PREPPED",  # Hudi's operation type for every MDT deltacommit
         )
-    from hudi_md.formats.timeline_writer import serialize_instant_metadata
+    from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
 
     tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
     writer._delete_markers(instant)

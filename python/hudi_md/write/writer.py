@@ -377,7 +377,7 @@ class HudiWriter:
         rollback does) before any of its files goes: readers then see the table without it, never
         a completed instant with files missing. ``was_completed``: the instant was completed when
         an unfinished rollback reverted it (its MDT entries may be in MDT base files already)."""
-        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+        from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
 
         rb_time = new_instant_time(
             after=self._timeline().last().requested_time if self._timeline().last() else None
@@ -541,7 +541,7 @@ class HudiWriter:
         As in Hudi, a restore instant records the plan first (``R.restore.requested``: the
         instants to roll back); a restore left unfinished by a dead writer is run to its end by
         the next writer (:func:`services.resolve_pending_services`)."""
-        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+        from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
 
         with TableLock(self.storage, options=self.options):
             timeline = self._timeline()
@@ -578,7 +578,7 @@ class HudiWriter:
         """Execute the requested restore ``rs_time`` (again, after a crash): roll back each instant
         of its plan still on the timeline, newest first, then complete the restore. The caller
         holds the table lock."""
-        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+        from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
 
         tw = TimelineWriter(self.storage, TIMELINE)
         inflight = f"{TIMELINE}/{rs_time}.{RESTORE}.inflight"
@@ -841,7 +841,7 @@ class HudiWriter:
         *,
         completion_after: str | None = None,
     ) -> CommitResult:
-        from hudi_md.formats.timeline_writer import commit_metadata_record, serialize_instant_metadata
+        from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
 
         overwrite = pending.action == REPLACE_COMMIT
         stats: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -938,7 +938,7 @@ class HudiWriter:
     def _requested_content(self, action: str, operation: str) -> bytes:
         if action != REPLACE_COMMIT:
             return b""
-        from hudi_md.formats.timeline_writer import serialize_instant_metadata
+        from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
 
         return serialize_instant_metadata(
             "requested_replace",

@@ -1,4 +1,4 @@
-"""Writer for timeline instant files: Avro container files as Hudi 1.1/1.2 (table version 9) writes them.
+"""The Avro bytes of instant files (plans; commit, clean, rollback metadata), as Hudi 1.1/1.2 writes them.
 
 Hudi serialises every instant's metadata with ``TimelineMetadataUtils.serializeAvroMetadata``: a
 Java ``DataFileWriter`` over the generated class's ``SCHEMA$``, no codec set, one record, one

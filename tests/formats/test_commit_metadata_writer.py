@@ -16,7 +16,7 @@ import pytest
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.formats.commit_metadata import parse_commit_metadata, parse_instant_metadata
-from hudi_md.formats.timeline_writer import (
+from hudi_md.formats.commit_metadata_writer import (
     INSTANT_KINDS,
     commit_metadata_record,
     schema_json,
