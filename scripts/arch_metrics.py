@@ -14,6 +14,38 @@ ROOT = Path(_ARGS[0]) if _ARGS else Path(__file__).resolve().parents[1] / "pytho
 PACKAGE = "hudi_md"
 # Calls that move an instant through its states on a timeline.
 INSTANT_STATE_CALLS = {"requested", "inflight", "complete"}
+# Parameter names that denote a project type (TableState, Storage, Timeline, MetadataTable, a
+# writer, WriteConfig, FileSystemView, FileSlice, PartitionScheme, Expression, pa.Schema,
+# ColumnStat, a plan, a Spark session, the transaction, the lock): typed bare Any, the type is lost.
+PROJECT_TYPE_NAMES = {
+    "table",
+    "state",
+    "storage",
+    "timeline",
+    "mdt",
+    "metadata_table",
+    "writer",
+    "config",
+    "write_config",
+    "view",
+    "fs_view",
+    "file_slice",
+    "file_slices",
+    "slices",
+    "scheme",
+    "expr",
+    "expression",
+    "filters",
+    "schema",
+    "stat",
+    "stats",
+    "plan",
+    "session",
+    "spark",
+    "txn",
+    "transaction",
+    "lock",
+}
 
 
 def modules() -> dict[str, Path]:
@@ -161,6 +193,7 @@ def main() -> None:
 
     cross: list[str] = []
     any_params: list[str] = []
+    project_any: list[str] = []  # the subset of any_params whose name denotes a project type
     functions: list[tuple[int, str]] = []
     state_writes: list[str] = []
     for m, tree in trees.items():
@@ -185,6 +218,8 @@ def main() -> None:
                     # a bare Any (or Any | None): the type a project type could name
                     if ann is not None and ast.unparse(ann) in ("Any", "Any | None", "Optional[Any]"):
                         any_params.append(f"{m}.{node.name}({a.arg}: {ast.unparse(ann)})")
+                        if a.arg.lstrip("_") in PROJECT_TYPE_NAMES:
+                            project_any.append(any_params[-1])
             elif (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -197,8 +232,10 @@ def main() -> None:
     verbose = "-v" in sys.argv
     print(f"modules: {len(known)}")
     print(f"imports between hudi_md modules: {total} ({local} function-local)")
-    print(f"module import cycles (strongly connected sets): {len(cycles)}, "
-          f"modules in them: {sum(len(c) for c in cycles)}")
+    print(
+        f"module import cycles (strongly connected sets): {len(cycles)}, "
+        f"modules in them: {sum(len(c) for c in cycles)}"
+    )
     for c in cycles:
         print("   ", " ↔ ".join(c) if verbose or len(c) < 6 else f"{len(c)} modules: {', '.join(c[:6])}, ...")
     print(f"package (layer) cycles: {len(layer_cycles)}")
@@ -209,6 +246,9 @@ def main() -> None:
         print("   ", c)
     print(f"parameters typed bare Any: {len(any_params)}")
     for c in any_params if verbose else any_params[:10]:
+        print("   ", c)
+    print(f"bare Any parameters whose name denotes a project type: {len(project_any)}")
+    for c in project_any:
         print("   ", c)
     print("largest modules:", ", ".join(f"{m} {n}" for n, m in sizes[:5]))
     print("largest functions:", ", ".join(f"{f} {n}" for n, f in functions[:5]))

@@ -15,7 +15,7 @@ import functools
 import io
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import fastavro
 
@@ -23,6 +23,7 @@ from hudi_md.errors import CommitMetadataError, UnsupportedFeatureError
 
 __all__ = [
     "WRAPPER_NAMESPACE",
+    "AvroSchema",
     "decode_schemaless",
     "parse_schema",
     "read_container",
@@ -31,6 +32,9 @@ __all__ = [
 
 WRAPPER_NAMESPACE = "org.apache.hudi.avro.model"
 
+# An Avro schema: its JSON text, or parsed (fastavro's ``Schema``: a name, a union list, a dict).
+AvroSchema: TypeAlias = str | list[Any] | dict[str, Any]
+
 _EPOCH_DATE = datetime.date(1970, 1, 1)
 _EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 # DecimalWrapper.value is bytes with logicalType decimal(30, 15) in HoodieMetadata.avsc.
@@ -38,7 +42,7 @@ _DECIMAL_WRAPPER_SCALE = 15
 
 
 @functools.lru_cache(maxsize=256)
-def parse_schema(json_str: str) -> Any:
+def parse_schema(json_str: str) -> AvroSchema:
     """Parse an Avro schema JSON string with fastavro, cached by the exact string.
 
     Every block of a log file (and every HFile value) repeats the same schema string; caching by
@@ -48,7 +52,7 @@ def parse_schema(json_str: str) -> Any:
     return fastavro.parse_schema(json.loads(json_str))
 
 
-def _as_parsed(schema: Any) -> Any:
+def _as_parsed(schema: AvroSchema | None) -> AvroSchema | None:
     if schema is None:
         return None
     if isinstance(schema, str):
@@ -58,8 +62,8 @@ def _as_parsed(schema: Any) -> Any:
 
 def decode_schemaless(
     data: bytes,
-    writer_schema: Any,
-    reader_schema: Any = None,
+    writer_schema: AvroSchema,
+    reader_schema: AvroSchema | None = None,
     *,
     return_record_name: bool = False,
     return_record_name_override: bool = False,

@@ -150,14 +150,14 @@ class CommitMetadata:
             out.extend(self._stats_of(str(partition), stats))
         return out
 
-    def _stats_of(self, partition: str, stats: Any) -> list[WriteStat]:
+    def _stats_of(self, partition: str, stats: object) -> list[WriteStat]:
         if stats is None:
             return []
         if not isinstance(stats, list):
             raise CommitMetadataError(self.name, f"write stats of partition {partition!r} are not a list")
         return [self._write_stat(partition, s) for s in stats]
 
-    def _write_stat(self, partition: str, stat: Any) -> WriteStat:
+    def _write_stat(self, partition: str, stat: object) -> WriteStat:
         if not isinstance(stat, Mapping):
             raise CommitMetadataError(self.name, f"a write stat of partition {partition!r} is not a map")
         try:

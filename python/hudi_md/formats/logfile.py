@@ -33,6 +33,8 @@ from hudi_md.storage import InputFile
 if TYPE_CHECKING:
     import pyarrow
 
+    from hudi_md.formats.hfile import HFileReader
+
 __all__ = [
     "MAGIC",
     "DeleteRecord",
@@ -99,7 +101,7 @@ class DeleteRecord:
 
 
 @functools.lru_cache(maxsize=1)
-def delete_list_schema() -> Any:
+def delete_list_schema() -> avro.AvroSchema:
     """The parsed ``HoodieDeleteRecordList`` schema, shipped as package data (it is not in the block)."""
     text = (
         importlib.resources.files("hudi_md.formats")
@@ -261,7 +263,7 @@ class LogBlock:
         self._require(LogBlockType.HFILE_DATA)
         return self.content
 
-    def hfile_reader(self) -> Any:
+    def hfile_reader(self) -> HFileReader:
         """An ``HFileReader`` over :meth:`hfile_bytes` (imported lazily: a separate module)."""
         from hudi_md.formats.hfile import HFileReader
 

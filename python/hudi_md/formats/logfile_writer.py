@@ -412,7 +412,7 @@ def with_meta_fields(schema_json: str) -> str:
     return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
 
 
-def _parse(schema_json: str) -> Any:
+def _parse(schema_json: str) -> avro.AvroSchema:
     try:
         return avro.parse_schema(schema_json)
     except Exception as exc:  # fastavro raises several types for a bad schema

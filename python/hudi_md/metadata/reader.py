@@ -25,7 +25,7 @@ from hudi_md.metadata import metrics
 from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
-from hudi_md.table.fs_view import FileSlice, FileSystemView
+from hudi_md.table.fs_view import FileSlice, FileSystemView, LogFile
 from hudi_md.table.listing import FileEntry, StorageListing
 from hudi_md.table.state import METADATA_ENABLE, TableState
 from hudi_md.table.timeline import DELTA_COMMIT, RESTORE, ROLLBACK, Timeline
@@ -190,7 +190,7 @@ class MetadataTable:
                 queued.append(block)
         return queued
 
-    def _in_completion_order(self, log_files: Sequence[Any]) -> list[Any]:
+    def _in_completion_order(self, log_files: Sequence[LogFile]) -> list[LogFile]:
         """Log files in the order their deltacommits completed on the MDT timeline (instant
         order when they completed in it). Concurrent writers (optimistic concurrency control)
         may complete an MDT deltacommit of an earlier instant after a later one; records that

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from hudi_md.formats.avro import unwrap_value
@@ -152,7 +153,7 @@ def _merge_column_stats(older: Record, newer: Record) -> Record:
     return {**newer, "ColumnStatsMetadata": merged}
 
 
-def _pick(a: Any, b: Any, fn: Any) -> Any:
+def _pick(a: Any, b: Any, fn: Callable[[Any, Any], Any]) -> Any:
     if a is None:
         return b
     if b is None:

@@ -14,10 +14,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hudi_md.metadata import keys as K
 from hudi_md.table.timeline import instant_to_datetime
+
+if TYPE_CHECKING:  # pyarrow is imported where it is used
+    import pyarrow as pa
 
 NAMESPACE = "org.apache.hudi.avro.model"
 
@@ -99,7 +102,9 @@ _VT_BOOLEAN, _VT_INT, _VT_LONG, _VT_FLOAT, _VT_DOUBLE, _VT_STRING, _VT_BYTES = 2
 _VT_DECIMAL, _VT_DATE, _VT_TIMESTAMP_MICROS, _VT_LOCAL_TIMESTAMP_MICROS = 10, 12, 16, 19
 
 
-def stat_value(value: Any, arrow_type: Any) -> tuple[tuple[str, dict[str, Any]] | None, dict[str, Any]]:
+def stat_value(
+    value: Any, arrow_type: pa.DataType
+) -> tuple[tuple[str, dict[str, Any]] | None, dict[str, Any]]:
     """(wrapped value, valueType) for a column-stats min/max, as Hudi 1.1's V2 stats encode it."""
     import pyarrow as pa
 
@@ -208,7 +213,7 @@ def column_stats_record(
     partition_path: str,
     file_name: str,
     rng: ColumnRange,
-    arrow_type: Any,
+    arrow_type: pa.DataType,
     *,
     is_deleted: bool = False,
     tight_bound: bool = False,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,6 +28,9 @@ from hudi_md.planning.visitors import referenced_columns
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
 from hudi_md.table.state import TableState
+
+if TYPE_CHECKING:
+    from hudi_md.metadata.reader import ColumnStat
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +76,10 @@ def prune_partitions(
     return out
 
 
-def _stats_map(stats: Sequence[Any], key_of: Any) -> dict[Any, dict[str, ColumnStats]]:
-    out: dict[Any, dict[str, ColumnStats]] = defaultdict(dict)
+def _stats_map(
+    stats: Sequence[ColumnStat], key_of: Callable[[ColumnStat], Hashable]
+) -> dict[Hashable, dict[str, ColumnStats]]:
+    out: dict[Hashable, dict[str, ColumnStats]] = defaultdict(dict)
     for s in stats:
         out[key_of(s)][s.column_name] = ColumnStats(s.min_value, s.max_value, s.null_count, s.value_count)
     return out

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_md.errors import InvalidOptionError
+from hudi_md.planning.expressions import Expression
 from hudi_md.planning.planner import plan_scan, row_filter
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
@@ -21,7 +22,7 @@ class TableScan:
     """One read of a table: filters (an expression tree or None) and a column projection."""
 
     def __init__(
-        self, table: TableState, *, filters: Any = None, columns: Sequence[str] | None = None
+        self, table: TableState, *, filters: Expression | None = None, columns: Sequence[str] | None = None
     ) -> None:
         self.table = table
         self.filters = filters

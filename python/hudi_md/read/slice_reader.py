@@ -16,7 +16,6 @@ them from the partition path.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,6 +36,7 @@ from hudi_md.read.merge import LogRecordBuffer, MergeSpec, merge_with_base
 from hudi_md.storage import Storage
 from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
 from hudi_md.table.schema import parse_embedded_schema, table_schema
+from hudi_md.table.state import TableState
 from hudi_md.table.timeline import instant_validator
 
 __all__ = [
@@ -220,7 +220,7 @@ class SliceRowReader:
     deletes applied) with the merge rules and instant validity set up once: tagging, the MDT's
     record index and column stats, and their checks all read slices this way."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: TableState) -> None:
         self.table = table
         self._merge = MergeSpec.from_config(table.config)
         self._valid = instant_validator(table.timeline)
