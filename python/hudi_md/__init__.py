@@ -16,7 +16,7 @@ from hudi_md.errors import (
     UnsupportedFeatureError,
     WriteConflictError,
 )
-from hudi_md.write import write
+from hudi_md.entry import write
 
 __version__ = "0.1.0"
 

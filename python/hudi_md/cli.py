@@ -7,11 +7,16 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hudi_md.errors import HudiMdError
+
+if TYPE_CHECKING:
+    from hudi_md.metadata.reader import MetadataTable
+    from hudi_md.table.state import TableState
+    from hudi_md.write.writer import HudiWriter
 
 
 def _emit(ctx: click.Context, data: Any, text: Callable[[Any], str]) -> None:
@@ -221,10 +226,10 @@ def metadata() -> None:
     """Metadata-table commands (hudi-cli's `metadata ...`)."""
 
 
-def _mdt(t: Any) -> Any:
+def _mdt(t: TableState) -> MetadataTable:
     mdt = t.metadata_table
     if mdt is None:
-        reason = getattr(t, "_metadata_error", None)
+        reason = t.metadata_error
         raise click.ClickException(
             f"{t.uri} has no readable metadata table"
             + (f": {reason}" if reason else " (hoodie.table.metadata.partitions lacks 'files')")
@@ -322,7 +327,7 @@ def validate(ctx: click.Context, path: str, options: tuple[str, ...], as_json: b
         sys.exit(1)
 
 
-def _writer(path: str, options: tuple[str, ...]) -> Any:
+def _writer(path: str, options: tuple[str, ...]) -> HudiWriter:
     from hudi_md.write.writer import HudiWriter
 
     opts = dict(item.split("=", 1) for item in options if "=" in item)
@@ -344,10 +349,9 @@ def metadata_create(
     ctx: click.Context, path: str, options: tuple[str, ...], partitions: str | None, progress: bool
 ) -> None:
     """Build the MDT of an existing table from one listing (RFC-15 initialisation)."""
-    from hudi_md.metadata.lifecycle import initialize_partitions
     from hudi_md.table.config import TableConfig
     from hudi_md.write.config import WriteConfig
-    from hudi_md.write.lock import TableLock
+    from hudi_md.write.table_setup import create_metadata_partitions, wanted_mdt_partitions
 
     w = _writer(path, options)
     config = TableConfig.load(w.storage)
@@ -356,9 +360,8 @@ def metadata_create(
             f"hudi-md builds MDTs for table version 9; {path} is {config.table_version}"
         )
     cfg = WriteConfig.from_options(w.options, config)
-    wanted = partitions.split(",") if partitions else w.wanted_mdt_partitions(cfg) or ["files"]
-    missing = [p for p in wanted if p not in config.metadata_partitions]
-    if not missing:
+    wanted = partitions.split(",") if partitions else wanted_mdt_partitions(cfg) or ["files"]
+    if all(p in config.metadata_partitions for p in wanted):
         click.echo(f"MDT partitions {', '.join(wanted)} already exist")
         return
     bar: Any = None
@@ -373,11 +376,7 @@ def metadata_create(
             bar = click.progressbar(length=max(total, 1), label=partition, file=sys.stderr)
         bar.update(done - bar.pos)
 
-    with TableLock(w.storage):
-        w.rollback_failed_writes(config)
-        config = initialize_partitions(
-            w.storage, TableConfig.load(w.storage), missing, cfg, w.options, progress=report
-        )
+    missing, config = create_metadata_partitions(w, wanted, progress=report)
     if bar is not None:
         bar.render_finish()
     click.echo(
@@ -392,12 +391,10 @@ def metadata_create(
 @_errors
 def metadata_delete(ctx: click.Context, path: str, options: tuple[str, ...]) -> None:
     """Delete the MDT and clear hoodie.table.metadata.partitions (config first, then files)."""
-    from hudi_md.metadata.lifecycle import delete_metadata_table
-    from hudi_md.write.lock import TableLock
+    from hudi_md.write.table_setup import delete_metadata
 
     w = _writer(path, options)
-    with TableLock(w.storage):
-        delete_metadata_table(w.storage)
+    delete_metadata(w)
     click.echo(f"deleted the metadata table of {w.storage.uri()}")
 
 
@@ -411,12 +408,10 @@ def metadata_drop_index(
     ctx: click.Context, path: str, names: tuple[str, ...], options: tuple[str, ...]
 ) -> None:
     """Drop metadata-table indexes (e.g. secondary_index_<name>), as Hudi's DROP INDEX does."""
-    from hudi_md.metadata.lifecycle import drop_indexes
-    from hudi_md.write.lock import TableLock
+    from hudi_md.write.table_setup import drop_metadata_indexes
 
     w = _writer(path, options)
-    with TableLock(w.storage, options=w.options):
-        config = drop_indexes(w.storage, list(names))
+    config = drop_metadata_indexes(w, names)
     click.echo(
         f"dropped {', '.join(names)} from the metadata table of {w.storage.uri()}; "
         f"it keeps {', '.join(config.metadata_partitions) or 'nothing'}"
@@ -430,17 +425,11 @@ def metadata_drop_index(
 @_errors
 def metadata_init(ctx: click.Context, path: str, options: tuple[str, ...]) -> None:
     """Bring the MDT up to date: roll back failed writes, build missing partitions, compact if due."""
-    from hudi_md.table.config import TableConfig
     from hudi_md.write import services
-    from hudi_md.write.config import WriteConfig
-    from hudi_md.write.lock import TableLock
+    from hudi_md.write.table_setup import bring_metadata_up_to_date
 
     w = _writer(path, options)
-    with TableLock(w.storage):
-        config = TableConfig.load(w.storage)
-        rolled = w.rollback_failed_writes(config)
-        cfg = WriteConfig.from_options(w.options, TableConfig.load(w.storage))
-        config = w._sync_metadata_table_state(cfg, TableConfig.load(w.storage))
+    rolled, config = bring_metadata_up_to_date(w)
     compacted = services.compact_metadata_table(w)
     click.echo(
         f"MDT partitions: {', '.join(config.metadata_partitions) or '(none)'}; "

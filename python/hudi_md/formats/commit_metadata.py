@@ -75,11 +75,14 @@ def _prev_commit(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class WriteStat:
-    """One ``HoodieWriteStat``: what one write handle did to one file group.
+    """One ``HoodieWriteStat``: what one write handle did to one file group. The one type for the
+    write statistics hudi-md reads (from any Hudi's commits) and writes (data commits, compaction,
+    the MDT's deltacommits).
 
-    ``path`` is relative to the table base path (``None`` in some inflight files). For delta
-    writes ``path`` is the log file written and ``base_file`` the slice's base file name. Null
-    counts read as 0.
+    ``path`` is relative to the table base path (``None`` in some inflight files). A delta stat
+    (``HoodieDeltaWriteStat``: a log file written) names the slice's base file in ``base_file``
+    (``""`` when there is none) and the log files in ``log_files``; a plain stat (a base file
+    written) has neither, as Hudi leaves them null. Null counts read as 0.
     """
 
     partition_path: str
@@ -95,11 +98,152 @@ class WriteStat:
     base_file: str | None
     log_files: tuple[str, ...]
     cdc_stats: tuple[tuple[str, int], ...] = ()
+    # What writers record besides (HoodieDeltaWriteStat's log position, compaction counters).
+    is_delta: bool = False
+    log_version: int | None = None
+    log_offset: int | None = None
+    prev_base_file: str | None = None
+    total_log_records: int = 0
+    total_log_blocks: int = 0
+    total_log_files_compacted: int = 0
 
     @property
     def file_name(self) -> str | None:
         """Base name of :attr:`path`."""
         return None if self.path is None else posixpath.basename(self.path)
+
+    @classmethod
+    def base(
+        cls,
+        partition_path: str,
+        file_id: str,
+        path: str,
+        *,
+        size: int,
+        num_writes: int,
+        num_inserts: int = 0,
+        num_updates: int = 0,
+        num_deletes: int = 0,
+        prev_commit: str | None = None,
+        prev_base_file: str | None = None,
+        log_files_compacted: int = 0,
+    ) -> WriteStat:
+        """The stat of a base file written (a create, merge or compaction handle's)."""
+        return cls(
+            partition_path,
+            file_id,
+            path,
+            prev_commit,
+            num_writes,
+            num_deletes,
+            num_updates,
+            num_inserts,
+            size,
+            size,
+            None,
+            (),
+            prev_base_file=prev_base_file,
+            total_log_files_compacted=log_files_compacted,
+        )
+
+    @classmethod
+    def delta(
+        cls,
+        partition_path: str,
+        file_id: str,
+        path: str,
+        *,
+        size: int,
+        num_writes: int,
+        num_inserts: int = 0,
+        num_updates: int = 0,
+        num_deletes: int = 0,
+        prev_commit: str | None = None,
+        base_file: str = "",
+        log_version: int = 1,
+        total_log_records: int = 0,
+        total_log_blocks: int = 0,
+    ) -> WriteStat:
+        """The stat of a log file written (an append handle's)."""
+        return cls(
+            partition_path,
+            file_id,
+            path,
+            prev_commit,
+            num_writes,
+            num_deletes,
+            num_updates,
+            num_inserts,
+            size,
+            size,
+            base_file,
+            (posixpath.basename(path),),
+            is_delta=True,
+            log_version=log_version,
+            log_offset=0,
+            total_log_records=total_log_records,
+            total_log_blocks=total_log_blocks,
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """The ``HoodieWriteStat`` fields this stat sets (the rest are filled by
+        :func:`hudi_md.formats.commit_metadata_writer.write_stat_record`)."""
+        record: dict[str, Any] = {
+            "fileId": self.file_id,
+            "path": self.path,
+            "prevCommit": self.prev_commit or "null",
+            "numWrites": self.num_writes,
+            "numDeletes": self.num_deletes,
+            "numUpdateWrites": self.num_update_writes,
+            "numInserts": self.num_inserts,
+            "totalWriteBytes": self.total_write_bytes,
+            "totalWriteErrors": 0,
+            "partitionPath": self.partition_path,
+            "fileSizeInBytes": self.file_size_in_bytes,
+            "totalLogRecords": self.total_log_records,
+            "totalLogBlocks": self.total_log_blocks,
+            "totalLogFilesCompacted": self.total_log_files_compacted,
+            "prevBaseFile": self.prev_base_file,
+        }
+        if self.is_delta:
+            record.update(
+                baseFile=self.base_file or "",
+                logFiles=list(self.log_files),
+                logVersion=self.log_version,
+                logOffset=self.log_offset,
+            )
+        if self.cdc_stats:
+            record["cdcStats"] = dict(self.cdc_stats)
+        return record
+
+    @classmethod
+    def from_record(cls, partition: str, stat: Mapping[str, Any]) -> WriteStat:
+        """A stat as read from commit metadata (``partition``: the map key it was under)."""
+        stat_partition = stat.get("partitionPath")
+        cdc = stat.get("cdcStats") or {}
+        log_files = tuple(stat.get("logFiles") or ())
+        return cls(
+            partition_path=partition if stat_partition is None else str(stat_partition),
+            file_id=stat.get("fileId"),
+            path=stat.get("path"),
+            prev_commit=_prev_commit(stat.get("prevCommit")),
+            num_writes=_int(stat.get("numWrites")),
+            num_deletes=_int(stat.get("numDeletes")),
+            num_update_writes=_int(stat.get("numUpdateWrites")),
+            num_inserts=_int(stat.get("numInserts")),
+            file_size_in_bytes=_int(stat.get("fileSizeInBytes")),
+            total_write_bytes=_int(stat.get("totalWriteBytes")),
+            base_file=stat.get("baseFile") or None,
+            log_files=log_files,
+            cdc_stats=tuple((str(k), _int(v)) for k, v in cdc.items()),
+            is_delta=bool(log_files),
+            log_version=stat.get("logVersion") if log_files else None,
+            log_offset=stat.get("logOffset") if log_files else None,
+            prev_base_file=stat.get("prevBaseFile"),
+            total_log_records=_int(stat.get("totalLogRecords")),
+            total_log_blocks=_int(stat.get("totalLogBlocks")),
+            total_log_files_compacted=_int(stat.get("totalLogFilesCompacted")),
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,23 +305,7 @@ class CommitMetadata:
         if not isinstance(stat, Mapping):
             raise CommitMetadataError(self.name, f"a write stat of partition {partition!r} is not a map")
         try:
-            stat_partition = stat.get("partitionPath")
-            cdc = stat.get("cdcStats") or {}
-            return WriteStat(
-                partition_path=partition if stat_partition is None else str(stat_partition),
-                file_id=stat.get("fileId"),
-                path=stat.get("path"),
-                prev_commit=_prev_commit(stat.get("prevCommit")),
-                num_writes=_int(stat.get("numWrites")),
-                num_deletes=_int(stat.get("numDeletes")),
-                num_update_writes=_int(stat.get("numUpdateWrites")),
-                num_inserts=_int(stat.get("numInserts")),
-                file_size_in_bytes=_int(stat.get("fileSizeInBytes")),
-                total_write_bytes=_int(stat.get("totalWriteBytes")),
-                base_file=stat.get("baseFile") or None,
-                log_files=tuple(stat.get("logFiles") or ()),
-                cdc_stats=tuple((str(k), _int(v)) for k, v in cdc.items()),
-            )
+            return WriteStat.from_record(partition, stat)
         except (TypeError, ValueError, AttributeError) as exc:
             raise CommitMetadataError(
                 self.name, f"malformed write stat in partition {partition!r}: {exc}"

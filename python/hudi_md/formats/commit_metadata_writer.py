@@ -30,13 +30,14 @@ import importlib.resources
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import fastavro
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.formats import avro
+from hudi_md.formats.commit_metadata import WriteStat
 
 __all__ = [
     "INSTANT_KINDS",
@@ -222,8 +223,16 @@ def _field(record_schema: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     raise KeyError(name)
 
 
+def stats_by_partition(stats: Iterable[WriteStat]) -> dict[str, list[WriteStat]]:
+    """Write stats grouped as ``partitionToWriteStats`` holds them."""
+    out: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        out.setdefault(stat.partition_path, []).append(stat)
+    return out
+
+
 def commit_metadata_record(
-    partition_to_write_stats: Mapping[str, Sequence[Mapping[str, Any]]],
+    partition_to_write_stats: Mapping[str, Sequence[WriteStat | Mapping[str, Any]]],
     *,
     operation_type: str,
     extra_metadata: Mapping[str, str],
@@ -240,7 +249,10 @@ def commit_metadata_record(
     """
     record: dict[str, Any] = {
         "partitionToWriteStats": {
-            str(partition): [write_stat_record(str(partition), stat) for stat in stats]
+            str(partition): [
+                write_stat_record(str(partition), s.to_record() if isinstance(s, WriteStat) else s)
+                for s in stats
+            ]
             for partition, stats in partition_to_write_stats.items()
         },
         "compacted": compacted,

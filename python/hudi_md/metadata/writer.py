@@ -17,6 +17,7 @@ from typing import Any
 import fastavro
 
 from hudi_md.formats.avro import parse_schema
+from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
 from hudi_md.metadata.reader import METADATA_FOLDER, MetadataTable
@@ -29,7 +30,7 @@ from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, format_properties
 from hudi_md.table.timeline import COMMIT, COMPACTION, DELTA_COMMIT, Timeline
-from hudi_md.table.timeline_writer import TimelineWriter, new_instant_time
+from hudi_md.table.timeline_writer import PendingInstant, TimelineWriter, new_instant_time
 
 log = logging.getLogger(__name__)
 
@@ -237,11 +238,9 @@ class MetadataTableWriter:
                 merged = merge(_as_reader_record(prev), _as_reader_record(r))
                 r = MdtRecord(r.partition, r.key, _merge_payload(prev.payload, r.payload, merged))
             by_partition[r.partition][r.key] = r
-        tw = self.timeline_writer()
-        tw.requested(instant, action)
-        tw.inflight(instant, action, b"")
+        pending = PendingInstant.begin(self.timeline_writer(), instant, action)
         result = DeltaCommitResult(instant)
-        stats: dict[str, list[dict[str, Any]]] = {}
+        stats: dict[str, list[WriteStat]] = {}
         for partition in sorted(set(partitions) | set(by_partition)):
             n = self.existing_file_group_count(partition) or self.file_group_count(partition)
             groups: dict[int, list[MdtRecord]] = defaultdict(list)
@@ -260,12 +259,12 @@ class MetadataTableWriter:
                 self.storage.write_bytes(f"{partition}/{name}", data)
                 result.log_files.setdefault(partition, []).append((name, len(data)))
                 stats.setdefault(partition, []).append(
-                    _write_stat(partition, fg, name, len(data), len(group), instant, log=True)
+                    _write_stat(partition, fg, name, len(data), len(group), log=True)
                 )
         meta = commit_metadata_record(
             stats, operation_type=operation, extra_metadata={"schema": self._commit_schema_json}
         )
-        tw.complete(instant, action, serialize_instant_metadata("commit", meta))
+        pending.complete(serialize_instant_metadata("commit", meta))
         return result
 
     # --- partition initialisation ------------------------------------------------------------------
@@ -307,9 +306,7 @@ class MetadataTableWriter:
             self.create_table()
         instant = self.next_init_instant()
         n = num_file_groups or self.file_group_count(partition)
-        tw = self.timeline_writer()
-        tw.requested(instant, DELTA_COMMIT)
-        tw.inflight(instant, DELTA_COMMIT, b"")
+        pending = PendingInstant.begin(self.timeline_writer(), instant, DELTA_COMMIT)
         self.storage.write_bytes(
             f"{partition}/.hoodie_partition_metadata", partition_metadata_bytes(instant, 1)
         )
@@ -321,22 +318,20 @@ class MetadataTableWriter:
         groups: dict[int, list[MdtRecord]] = defaultdict(list)
         for r in first:
             groups[K.file_group_index(r.key, n)].append(r)
-        stats: dict[str, list[dict[str, Any]]] = {partition: []}
+        stats: dict[str, list[WriteStat]] = {partition: []}
         for index in range(n):
             fg = file_group_id(partition, index)
             log_name = f".{fg}_{instant}.log.1_{WRITE_TOKEN}"
             log_bytes = delete_block([], instant)
             self.storage.write_bytes(f"{partition}/{log_name}", log_bytes)
-            stats[partition].append(
-                _write_stat(partition, fg, log_name, len(log_bytes), 0, instant, log=True)
-            )
+            stats[partition].append(_write_stat(partition, fg, log_name, len(log_bytes), 0, log=True))
             group = sorted(groups.get(index, []), key=lambda r: r.key.encode("utf-8"))
             if group:
                 base_name = f"{fg}_{WRITE_TOKEN}_{instant}.hfile"
                 data = self._hfile(_dedupe(group), base_file=True)
                 self.storage.write_bytes(f"{partition}/{base_name}", data)
                 stats[partition].append(
-                    _write_stat(partition, fg, base_name, len(data), len(group), instant, log=False)
+                    _write_stat(partition, fg, base_name, len(data), len(group), log=False)
                 )
         for version, batch in enumerate(batches, start=2):
             later: dict[int, list[MdtRecord]] = defaultdict(list)
@@ -348,13 +343,11 @@ class MetadataTableWriter:
                 block = self._hfile(_dedupe(group), base_file=False)
                 data = hfile_data_block(block, self._schema_json, instant)
                 self.storage.write_bytes(f"{partition}/{name}", data)
-                stats[partition].append(
-                    _write_stat(partition, fg, name, len(data), len(group), instant, log=True)
-                )
+                stats[partition].append(_write_stat(partition, fg, name, len(data), len(group), log=True))
         meta = commit_metadata_record(
             stats, operation_type="BULK_INSERT", extra_metadata={"schema": self._commit_schema_json}
         )
-        tw.complete(instant, DELTA_COMMIT, serialize_instant_metadata("commit", meta))
+        pending.complete(serialize_instant_metadata("commit", meta))
         return instant
 
     # --- compaction --------------------------------------------------------------------------------------
@@ -439,7 +432,6 @@ class MetadataTableWriter:
             return None
         last = timeline.last()
         instant = new_instant_time(after=last.requested_time if last else None)
-        tw = self.timeline_writer()
         last_time = last.requested_time if last else ""
         policy = "KEEP_LATEST_FILE_VERSIONS"
         plan = cleaner_plan_record(
@@ -448,8 +440,10 @@ class MetadataTableWriter:
             policy=policy,
             file_uris={p: [self.storage.uri(f"{p}/{n}") for n in names] for p, names in doomed.items()},
         )
-        tw.requested(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
-        tw.inflight(instant, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
+        plan_bytes = serialize_instant_metadata("cleaner_plan", plan)
+        pending = PendingInstant.begin(
+            self.timeline_writer(), instant, CLEAN, plan_bytes, inflight=plan_bytes
+        )
         for p, names in doomed.items():
             for n in names:
                 if self.storage.exists(f"{p}/{n}"):
@@ -457,7 +451,7 @@ class MetadataTableWriter:
         meta = clean_metadata_record(
             instant=instant, earliest_to_retain=None, last_completed=last_time, policy=policy, deleted=doomed
         )
-        tw.complete(instant, CLEAN, serialize_instant_metadata("clean", meta))
+        pending.complete(serialize_instant_metadata("clean", meta))
         return instant
 
     def _compact(self, reader: MetadataTable) -> str:
@@ -466,7 +460,6 @@ class MetadataTableWriter:
         instant = new_instant_time(
             after=self.timeline().last().requested_time if self.timeline().last() else None
         )
-        tw = self.timeline_writer()
         operations = []
         slices_by_partition = {p: reader.file_slices(p) for p in sorted(reader.available_partitions)}
         for p, slices in slices_by_partition.items():
@@ -489,9 +482,10 @@ class MetadataTableWriter:
             "strategy": None,
             "preserveHoodieMetadata": None,
         }
-        tw.requested(instant, COMPACTION, serialize_instant_metadata("compaction_plan", plan))
-        tw.inflight(instant, COMPACTION, b"")
-        stats: dict[str, list[dict[str, Any]]] = {}
+        pending = PendingInstant.begin(
+            self.timeline_writer(), instant, COMPACTION, serialize_instant_metadata("compaction_plan", plan)
+        )
+        stats: dict[str, list[WriteStat]] = {}
         for p, slices in slices_by_partition.items():
             for s in slices:
                 merged = reader.read_slice_records(s)
@@ -504,7 +498,7 @@ class MetadataTableWriter:
                 data = self._hfile(live, base_file=True)
                 self.storage.write_bytes(f"{p}/{name}", data)
                 stats.setdefault(p, []).append(
-                    _write_stat(p, s.file_id, name, len(data), len(live), instant, log=False)
+                    _write_stat(p, s.file_id, name, len(data), len(live), log=False)
                 )
         meta = commit_metadata_record(
             stats,
@@ -512,7 +506,7 @@ class MetadataTableWriter:
             extra_metadata={"schema": self._commit_schema_json},
             compacted=True,
         )
-        tw.complete(instant, COMPACTION, serialize_instant_metadata("commit", meta))
+        pending.complete(serialize_instant_metadata("commit", meta))
         return instant
 
 
@@ -577,21 +571,11 @@ def _to_payload(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_stat(
-    partition: str, file_id: str, name: str, size: int, num_writes: int, instant: str, *, log: bool
-) -> dict[str, Any]:
-    return {
-        "fileId": file_id,
-        "path": f"{partition}/{name}",
-        "prevCommit": "null",
-        "numWrites": num_writes,
-        "numDeletes": 0,
-        "numUpdateWrites": 0,
-        "numInserts": num_writes,
-        "totalWriteBytes": size,
-        "totalWriteErrors": 0,
-        "partitionPath": partition,
-        "fileSizeInBytes": size,
-        "logFiles": [name] if log else None,
-        "baseFile": None if log else name,
-        "logVersion": 1 if log else None,
-    }
+    partition: str, file_id: str, name: str, size: int, num_writes: int, *, log: bool
+) -> WriteStat:
+    path = f"{partition}/{name}"
+    if log:
+        return WriteStat.delta(
+            partition, file_id, path, size=size, num_writes=num_writes, num_inserts=num_writes
+        )
+    return WriteStat.base(partition, file_id, path, size=size, num_writes=num_writes, num_inserts=num_writes)

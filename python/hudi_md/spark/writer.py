@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
+from hudi_md.write.tagging import records_per_file, replaced_file_groups, update_task
 from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
 
 FID_COLUMN = "_hoodie_md_fid"
@@ -45,9 +46,9 @@ def _lookup_record_index(uri: str, storage_options: dict[str, Any], live: frozen
     written as a slice no reader sees)."""
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import hudi_md
+        from hudi_md.api import open_table
 
-        table = hudi_md.open_table(uri, {**storage_options, "hoodie.metadata.enable": "true"})
+        table = open_table(uri, {**storage_options, "hoodie.metadata.enable": "true"})
         mdt = table.metadata_table
         for b in batches:
             keys = b.column(b.schema.get_field_index(KEY)).to_pylist()
@@ -69,10 +70,10 @@ def _read_keys(uri: str, storage_options: dict[str, Any]):
     """Executors read the keys of the listed file slices (tagging without a record index)."""
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import hudi_md
+        from hudi_md.api import open_table
         from hudi_md.read.slice_reader import SliceRowReader
 
-        table = hudi_md.open_table(uri, storage_options)
+        table = open_table(uri, storage_options)
         view = table.file_system_view()
         reader = SliceRowReader(table)
         for b in batches:
@@ -115,6 +116,21 @@ def _assign_inserts(new_fids: Mapping[str, list[str]]):
             yield pa.RecordBatch.from_arrays(cols, b.schema.names)
 
     return fn
+
+
+def _average_arrow_row_bytes(df: Any) -> int:
+    """The average in-memory (Arrow) size of the rows of ``df``, measured on the executors."""
+
+    def measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = size = 0
+        for b in batches:
+            rows += b.num_rows
+            size += b.nbytes
+        yield pa.RecordBatch.from_arrays([pa.array([rows]), pa.array([size])], ["rows", "bytes"])
+
+    totals = df.mapInArrow(measure, "rows long, bytes long").groupBy().sum().collect()[0]
+    rows, size = totals[0] or 0, totals[1] or 0
+    return size // max(1, rows)
 
 
 def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTask]):
@@ -185,8 +201,7 @@ def _write_started(
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    cfg, config, pending, operation = session.cfg, session.config, session.pending, session.operation
-    avro_schema = session.avro_schema
+    cfg, config, operation = session.cfg, session.config, session.operation
     keyed = df.mapInArrow(_add_keys(cfg, operation), keyed_schema)
     if operation in ("upsert", "delete") or cfg.combine_before_insert:
         order = [F.col(c).desc() for c in cfg.ordering_fields if c in df.columns] + [
@@ -196,13 +211,11 @@ def _write_started(
         keyed = keyed.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
     keyed = keyed.persist()
     partitions = sorted(r[0] for r in keyed.select(PART).distinct().collect())
-    has_commits = bool(pending.timeline.write_timeline())
+    has_commits = bool(session.timeline.write_timeline())
     tagged_schema = StructType([*keyed_schema.fields, StructField(FID_COLUMN, StringType())])
-    from hudi_md.metadata.reader import load_table_state
-
-    table = load_table_state(writer.storage, {})
+    state = writer.state()
     latest = (
-        {(s.partition_path, s.file_id): s for s in table.file_system_view().latest_file_slices(partitions)}
+        {(s.partition_path, s.file_id): s for s in state.file_system_view().latest_file_slices(partitions)}
         if has_commits
         else {}
     )
@@ -231,8 +244,8 @@ def _write_started(
         .count()
         .collect()
     }
-    avg_row = 200  # bytes; Hudi's default record size estimate (hoodie.copyonwrite.record.size.estimate)
-    per_file = max(1, int(cfg.max_file_size // avg_row))
+    # The local writer's sizing rule, from the same measure: the rows' average Arrow size.
+    per_file = records_per_file(cfg, _average_arrow_row_bytes(keyed))
     new_fids = {p: [new_file_id() for _ in range(max(1, math.ceil(c / per_file)))] for p, c in counts.items()}
     assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged_schema).persist()
     specs = sorted(
@@ -250,18 +263,10 @@ def _write_started(
         if s is None:
             tasks[(p, fid)] = FileGroupTask(p, fid, "insert", token=f"{i}-0-0")
         else:
-            tasks[(p, fid)] = FileGroupTask(
-                p,
-                fid,
-                "update",
-                base_file=s.base_file.path if s.base_file else None,
-                base_instant=s.base_instant,
-                prev_commit=s.base_instant,
-                token=f"{i}-0-0",
-            )
-    replaced = writer.replaced_file_groups(operation, partitions) if has_commits else {}
-    writer.prepare_files(pending.instant, list(tasks.values()), cfg)
-    ctx = writer.write_context(cfg, config, pending.instant, avro_schema)
+            tasks[(p, fid)] = update_task(s, f"{i}-0-0")
+    replaced = replaced_file_groups(state, operation, partitions) if has_commits else {}
+    writer.prepare_files(session, list(tasks.values()))
+    ctx = writer.write_context(session)
     n = max(1, len(tasks))
     results_df = assigned.repartition(n, PART, FID_COLUMN).mapInArrow(
         _write_groups(ctx, tasks), "result string"
@@ -282,9 +287,7 @@ def _write_started(
             .select("_k")
             .collect()
         ]
-    return writer.finish_commit(
-        cfg, config, pending, operation, results, avro_schema, replaced, replaced_keys
-    )
+    return writer.finish_commit(session, results, replaced, replaced_keys)
 
 
 K_RECORD_INDEX = "record_index"

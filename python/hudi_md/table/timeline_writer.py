@@ -54,10 +54,15 @@ class TimelineWriter:
         self.storage.write_atomic(self._file(name), content)
         return Instant(instant_time, action, State.REQUESTED, None, name)
 
-    def inflight(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
+    def inflight_file(self, instant_time: str, action: str) -> str:
         # A COW commit's inflight file is `T.inflight`, without the action (Hudi's convention).
         name = f"{instant_time}.inflight" if action == COMMIT else f"{instant_time}.{action}.inflight"
-        self.storage.write_atomic(self._file(name), content)
+        return self._file(name)
+
+    def inflight(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
+        path = self.inflight_file(instant_time, action)
+        name = path.rsplit("/", 1)[-1]
+        self.storage.write_atomic(path, content)
         return Instant(instant_time, action, State.INFLIGHT, None, name)
 
     def complete(
@@ -91,3 +96,67 @@ class TimelineWriter:
         for name in names:
             if self.storage.exists(self._file(name)):
                 self.storage.delete(self._file(name))
+
+
+class PendingInstant:
+    """One instant on its way to completion: ``requested`` → ``inflight`` → completed.
+
+    The one place an instant's state is written, for the data timeline and the MDT's alike
+    (:class:`hudi_md.write.transaction.Transaction` adds the lock, markers and MDT records of a
+    data instant on top).
+    """
+
+    def __init__(self, timeline: TimelineWriter, instant_time: str, action: str) -> None:
+        self.timeline = timeline
+        self.time = instant_time
+        self.action = action
+
+    @classmethod
+    def begin(
+        cls,
+        timeline: TimelineWriter,
+        instant_time: str,
+        action: str,
+        plan: bytes = b"",
+        *,
+        inflight: bytes = b"",
+    ) -> PendingInstant:
+        """Write ``T.a.requested`` (holding ``plan``), then ``T.a.inflight``."""
+        pending = cls.request(timeline, instant_time, action, plan)
+        pending.start(inflight)
+        return pending
+
+    @classmethod
+    def request(
+        cls, timeline: TimelineWriter, instant_time: str, action: str, plan: bytes = b""
+    ) -> PendingInstant:
+        """Only ``T.a.requested``: a plan to be run (now, or by whoever finds it pending)."""
+        timeline.requested(instant_time, action, plan)
+        return cls(timeline, instant_time, action)
+
+    def start(self, content: bytes = b"", *, if_missing: bool = False) -> None:
+        """``T.a.inflight`` (``if_missing``: unless an earlier attempt wrote it already)."""
+        if if_missing and self.timeline.storage.exists(self.timeline.inflight_file(self.time, self.action)):
+            return
+        self.timeline.inflight(self.time, self.action, content)
+
+    def complete(self, metadata: bytes, *, completion_time: str | None = None) -> Instant:
+        """``T_C.a``, written whole: the commit point."""
+        return self.timeline.complete(self.time, self.action, metadata, completion_time=completion_time)
+
+    def abandon(self) -> None:
+        """Remove the instant's pending files (inflight first, so a plan is never left half-run)."""
+        self.timeline.delete_pending(Instant(self.time, self.action, State.INFLIGHT))
+
+    @classmethod
+    def revert(cls, timeline: TimelineWriter, instant: Instant) -> PendingInstant:
+        """Hudi's ``revertCompleteToInflight``: make sure the completed instant's pending file is
+        there, then delete its completed file; from then on readers see it as a failed write."""
+        t = instant.requested_time
+        actions = [instant.action] + [a for a, done in COMPLETES_AS.items() if done == instant.action]
+        names = [f"{t}.inflight"] if instant.action == COMMIT else []
+        names += [f"{t}.{a}.inflight" for a in actions]
+        if not any(timeline.storage.exists(f"{timeline.path}/{n}") for n in names):
+            timeline.inflight(t, instant.action, b"")
+        timeline.storage.delete(f"{timeline.path}/{instant.file_name}")
+        return cls(timeline, t, instant.action)

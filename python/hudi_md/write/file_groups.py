@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.metadata.column_ranges import ranges_of_table
 from hudi_md.metadata.records_builder import ColumnRange
 from hudi_md.storage import Storage
@@ -73,7 +74,10 @@ class FileGroupTask:
 
 @dataclass
 class TaskResult:
-    write_stat: dict[str, Any]
+    """What writing one file group produced: its write stat, and what the MDT records of the
+    commit are built from (column ranges, bloom filter, record keys inserted and deleted)."""
+
+    write_stat: WriteStat
     column_ranges: dict[str, ColumnRange] = field(default_factory=dict)
     bloom: str | None = None
     bloom_type: str | None = None
@@ -82,6 +86,7 @@ class TaskResult:
 
     def to_json(self) -> str:
         d = asdict(self)
+        d["write_stat"] = self.write_stat.to_record()
         d["column_ranges"] = {k: _jsonable_range(v) for k, v in self.column_ranges.items()}
         return json.dumps(d, default=str)
 
@@ -89,7 +94,9 @@ class TaskResult:
     def from_json(cls, text: str, arrow_types: dict[str, pa.DataType]) -> TaskResult:
         d = json.loads(text)
         ranges = {k: _range_from_json(v, arrow_types.get(k)) for k, v in d.pop("column_ranges").items()}
-        return cls(column_ranges=ranges, **d)
+        raw = d.pop("write_stat")
+        stat = WriteStat.from_record(raw.get("partitionPath") or "", raw)
+        return cls(stat, column_ranges=ranges, **d)
 
 
 def _jsonable_range(r: ColumnRange) -> dict[str, Any]:
@@ -153,7 +160,6 @@ def _range_from_json(d: dict[str, Any], _type: Any) -> ColumnRange:
 
 
 def _write_stat(
-    ctx: WriteContext,
     task: FileGroupTask,
     path: str,
     size: int,
@@ -163,31 +169,30 @@ def _write_stat(
     num_updates: int,
     num_deletes: int,
     is_log: bool,
-) -> dict[str, Any]:
-    name = path.rsplit("/", 1)[-1]
-    return {
-        "fileId": task.file_id,
-        "path": path,
-        "prevCommit": task.prev_commit or "null",
-        "numWrites": num_writes,
-        "numDeletes": num_deletes,
-        "numUpdateWrites": num_updates,
-        "numInserts": num_inserts,
-        "totalWriteBytes": size,
-        "totalWriteErrors": 0,
-        "partitionPath": task.partition_path,
-        "fileSizeInBytes": size,
-        "totalLogRecords": 0,
-        "totalLogFiles": 0,
-        "totalLogBlocks": 0,
-        "totalCorruptLogBlock": 0,
-        "totalRollbackBlocks": 0,
-        "baseFile": "" if is_log else name,
-        "logFiles": [name] if is_log else [],
-        "logVersion": 1 if is_log else 0,
-        "logOffset": 0,
-        "prevBaseFile": task.base_file.rsplit("/", 1)[-1] if task.base_file else None,
+    total_log_records: int = 0,
+    total_log_blocks: int = 0,
+) -> WriteStat:
+    counts = {
+        "size": size,
+        "num_writes": num_writes,
+        "num_inserts": num_inserts,
+        "num_updates": num_updates,
+        "num_deletes": num_deletes,
+        "prev_commit": task.prev_commit,
     }
+    if is_log:
+        base = task.base_file.rsplit("/", 1)[-1] if task.base_file else ""
+        return WriteStat.delta(
+            task.partition_path,
+            task.file_id,
+            path,
+            base_file=base,
+            total_log_records=total_log_records,
+            total_log_blocks=total_log_blocks,
+            **counts,
+        )
+    prev_base = task.base_file.rsplit("/", 1)[-1] if task.base_file else None
+    return WriteStat.base(task.partition_path, task.file_id, path, prev_base_file=prev_base, **counts)
 
 
 # --- the task ----------------------------------------------------------------------------------
@@ -240,7 +245,7 @@ def _with_meta(
     return align_to_schema(pa.table(cols), schema)
 
 
-def _write_parquet(
+def write_parquet_file(
     ctx: WriteContext, storage: Storage, task: FileGroupTask, table: pa.Table, name: str
 ) -> tuple[str, Any]:
     from hudi_md.index.bloom import BloomFilter
@@ -257,9 +262,8 @@ def _write_new_base(
 ) -> TaskResult:
     name = f"{task.file_id}_{token}_{ctx.instant}.parquet"
     table = _with_meta(ctx, upserts, task, name, tpid)
-    path, (res, bloom) = _write_parquet(ctx, storage, task, table, name)
+    path, (res, bloom) = write_parquet_file(ctx, storage, task, table, name)
     stat = _write_stat(
-        ctx,
         task,
         path,
         res.file_size,
@@ -326,9 +330,8 @@ def _merge_base(
     num_deleted = int(pc.sum(pc.is_in(old_keys, value_set=pa.array(deleted_keys, pa.string()))).as_py() or 0)
     num_updated = int(pc.sum(pc.is_in(old_keys, value_set=in_keys.combine_chunks())).as_py() or 0)
     new = pa.concat_tables([kept, incoming])
-    path, (res, bloom) = _write_parquet(ctx, storage, task, new, name)
+    path, (res, bloom) = write_parquet_file(ctx, storage, task, new, name)
     stat = _write_stat(
-        ctx,
         task,
         path,
         res.file_size,
@@ -392,7 +395,6 @@ def _append_log(
     ranges = ranges_of_table(records, ctx.index_columns) if records is not None else {}
     n = records.num_rows if records is not None else 0
     stat = _write_stat(
-        ctx,
         task,
         path,
         len(content),
@@ -401,10 +403,9 @@ def _append_log(
         num_updates=n,
         num_deletes=len(deleted_keys),
         is_log=True,
+        total_log_records=n + len(deleted_keys),
+        total_log_blocks=int(records is not None) + int(bool(deleted_keys)),
     )
-    stat["baseFile"] = task.base_file.rsplit("/", 1)[-1] if task.base_file else ""
-    stat["totalLogBlocks"] = int(records is not None) + int(bool(deleted_keys))
-    stat["totalLogRecords"] = n + len(deleted_keys)
     return TaskResult(stat, ranges, None, None, inserted_keys=[], deleted_keys=list(deleted_keys))
 
 

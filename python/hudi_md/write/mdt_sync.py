@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_md.metadata import keys as K
+from hudi_md.metadata.reader import ColumnStat
 from hudi_md.metadata.records import typed_stat_value
 from hudi_md.metadata.records_builder import (
     ColumnRange,
@@ -37,6 +38,7 @@ from hudi_md.metadata.records_builder import (
     stat_value,
 )
 from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.state import TableState
 from hudi_md.table.timeline import WRITE_ACTIONS
 from hudi_md.write.file_groups import TaskResult
 
@@ -47,13 +49,13 @@ def mdt_records_for_commit(
     available: Iterable[str],
     types: Mapping[str, pa.DataType],
     *,
-    before: Any | None = None,
+    before: TableState | None = None,
     replaced: Mapping[str, Sequence[str]] | None = None,
     replaced_keys: Iterable[str] | None = None,
 ) -> list[MdtRecord]:
     """The MDT records of a data commit, for the MDT partitions in ``available``.
 
-    ``before`` is the data table (:class:`hudi_md.api.Table`) opened before the commit completes;
+    ``before`` is the data table's state, loaded before the commit completes;
     without it partition stats can only be merged from this commit's files (not tight) and the
     record-index entries of ``replaced`` file groups are left alone. ``replaced_keys`` are the
     keys of the replaced groups when the caller read them already (else they are read here).
@@ -63,7 +65,7 @@ def mdt_records_for_commit(
     records: list[MdtRecord] = []
     added: dict[str, dict[str, int]] = defaultdict(dict)
     for r in results:
-        added[r.write_stat["partitionPath"]][_file_name(r)] = int(r.write_stat["fileSizeInBytes"])
+        added[r.write_stat.partition_path][_file_name(r)] = r.write_stat.file_size_in_bytes
     if K.FILES in available:
         for p, files in added.items():
             records.append(files_record(p, files))
@@ -71,7 +73,7 @@ def mdt_records_for_commit(
             records.append(all_partitions_record(sorted(added)))
     if K.COLUMN_STATS in available:
         for r in results:
-            p = r.write_stat["partitionPath"]
+            p = r.write_stat.partition_path
             for col, rng in r.column_ranges.items():
                 if col in types:
                     records.append(column_stats_record(p, _file_name(r), rng, types[col]))
@@ -84,13 +86,13 @@ def mdt_records_for_commit(
             keys = set(replaced_keys) if replaced_keys is not None else state.keys_of_replaced()
             records.extend(record_index_delete(k) for k in sorted(keys))
         for r in results:
-            p = r.write_stat["partitionPath"]
-            records.extend(record_index_records(r.inserted_keys, p, r.write_stat["fileId"], instant))
+            p = r.write_stat.partition_path
+            records.extend(record_index_records(r.inserted_keys, p, r.write_stat.file_id, instant))
             records.extend(record_index_delete(key) for key in r.deleted_keys)
     if K.BLOOM_FILTERS in available:
         for r in results:
             if r.bloom:
-                p = r.write_stat["partitionPath"]
+                p = r.write_stat.partition_path
                 records.append(
                     bloom_filter_record(p, _file_name(r), r.bloom, r.bloom_type or "DYNAMIC_V0", instant)
                 )
@@ -98,7 +100,7 @@ def mdt_records_for_commit(
 
 
 def _file_name(r: TaskResult) -> str:
-    return r.write_stat["path"].rsplit("/", 1)[-1]
+    return r.write_stat.file_name or ""
 
 
 def _partition_stats(
@@ -119,7 +121,7 @@ def _partition_stats(
     for r in results:
         for col, rng in r.column_ranges.items():
             if col in types:
-                ranges[r.write_stat["partitionPath"]][col].append(rng)
+                ranges[r.write_stat.partition_path][col].append(rng)
     mdt = state.table.metadata_table if state is not None else None
     tight = (
         mdt is not None
@@ -151,10 +153,12 @@ class _TableBefore:
     """The data table as it was before the commit, with the latest slices of the partitions the
     commit writes or replaces listed once for every record type that needs them."""
 
-    def __init__(self, table: Any, results: Sequence[TaskResult], replaced: Mapping[str, Sequence[str]]):
+    def __init__(
+        self, table: TableState, results: Sequence[TaskResult], replaced: Mapping[str, Sequence[str]]
+    ):
         self.table = table
         self.replaced_ids = {(p, fid) for p, fids in replaced.items() for fid in fids}
-        self._written = {r.write_stat["partitionPath"] for r in results}
+        self._written = {r.write_stat.partition_path for r in results}
         self._partitions = sorted(self._written | set(replaced))
 
     def earlier_writes_pending(self, instant: str) -> bool:
@@ -171,7 +175,7 @@ class _TableBefore:
         """Per partition this commit writes to: the names of the files of its latest slices after
         the commit that this commit did not write itself."""
         new_base = {
-            (r.write_stat["partitionPath"], r.write_stat["fileId"])
+            (r.write_stat.partition_path, r.write_stat.file_id)
             for r in results
             if not _file_name(r).startswith(".")  # log file names start with a dot
         }
@@ -198,7 +202,7 @@ class _TableBefore:
         return keys
 
 
-def _range_of(stat: Any) -> ColumnRange:
+def _range_of(stat: ColumnStat) -> ColumnRange:
     return ColumnRange(
         stat.column_name,
         stat.min_value,

@@ -1,16 +1,18 @@
 """The plans of pending table services (``T.<action>.requested``), and the file groups they read.
 
 One reading of Hudi's plan records, used by the cleaner, compaction scheduling, pending-service
-recovery (``services``) and the conflict check of concurrent writers (``conflicts``).
+recovery (``recovery``) and the conflict check of concurrent writers (``conflicts``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from hudi_md.errors import CorruptFileError, PendingClusteringError
 from hudi_md.formats.commit_metadata import parse_instant_metadata
 from hudi_md.storage import Storage
+from hudi_md.table.timeline import CLUSTERING, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT, Timeline
 
 TIMELINE = ".hoodie/timeline"
 
@@ -39,3 +41,46 @@ def clustering_inputs(plan: Mapping[str, Any] | None) -> Iterator[FileGroupId]:
     for group in ((plan or {}).get("clusteringPlan") or {}).get("inputGroups") or ():
         for s in group.get("slices") or ():
             yield s.get("partitionPath") or "", s["fileId"]
+
+
+def pending_compaction_file_groups(storage: Storage, timeline: Timeline) -> dict[FileGroupId, str]:
+    """``(partition, file id) -> base instant`` of every file slice a pending (requested or
+    inflight) compaction or log compaction reads, from their plans."""
+    out: dict[FileGroupId, str] = {}
+    for instant in timeline.pending().of_actions(COMPACTION, LOG_COMPACTION):
+        try:
+            plan = read_plan(storage, instant.requested_time, instant.action) or {}
+        except CorruptFileError:
+            plan = {}
+        out.update(compaction_inputs(plan))
+    return out
+
+
+def pending_clustering_file_groups(storage: Storage, timeline: Timeline) -> dict[FileGroupId, str]:
+    """``(partition, file id) -> clustering instant`` of every file group a pending clustering
+    plan reads (Apache Hudi's: hudi-md does not cluster). A plan that cannot be read claims
+    nothing here."""
+    out: dict[FileGroupId, str] = {}
+    for instant in timeline.pending().of_actions(CLUSTERING, REPLACE_COMMIT):
+        try:
+            plan = read_plan(storage, instant.requested_time, instant.action) or {}
+        except CorruptFileError:
+            plan = {}
+        out.update(dict.fromkeys(clustering_inputs(plan), instant.requested_time))
+    return out
+
+
+def check_no_clustered_updates(
+    storage: Storage, timeline: Timeline, file_groups: Iterable[FileGroupId]
+) -> None:
+    """Refuse a write into file groups a pending clustering plan reads, as Apache Hudi's
+    ``SparkRejectUpdateStrategy`` does (HoodieClusteringUpdateException): the clustering would
+    replace them without the write's records. Inserts go to new file groups and are never
+    refused."""
+    wanted = set(file_groups)
+    if not wanted:
+        return
+    clustered = pending_clustering_file_groups(storage, timeline)
+    hit = sorted(fg for fg in wanted if fg in clustered)
+    if hit:
+        raise PendingClusteringError(clustered[hit[0]], hit)

@@ -1,0 +1,202 @@
+"""MOR compaction (every file slice with log files becomes a new base file), and the MDT's own
+compaction. A compaction is a transaction: its plan (``T.compaction.requested``), a marker then
+a base file per slice, its MDT deltacommit, then the completed commit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_md.formats.commit_metadata import WriteStat
+from hudi_md.formats.commit_metadata_writer import (
+    commit_metadata_record,
+    serialize_instant_metadata,
+    stats_by_partition,
+)
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.column_ranges import columns_to_index
+from hudi_md.metadata.reader import load_table_state
+from hudi_md.read.merge import MergeSpec
+from hudi_md.read.slice_reader import read_file_slice
+from hudi_md.storage import Storage
+from hudi_md.table.config import TableConfig
+from hudi_md.table.filenames import LogFileName
+from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
+from hudi_md.table.state import TableState
+from hudi_md.table.timeline import COMPACTION, instant_validator
+from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, write_parquet_file
+from hudi_md.write.mdt_sync import mdt_records_for_commit
+from hudi_md.write.plans import pending_clustering_file_groups, pending_compaction_file_groups
+from hudi_md.write.schema import with_meta_fields
+from hudi_md.write.transaction import Transaction, WritableTable
+
+log = logging.getLogger(__name__)
+
+
+def plan_compaction(storage: Storage, state: TableState) -> tuple[dict[str, Any], list[FileSlice]] | None:
+    """The compaction plan of every MOR slice with log files, or None (nothing to compact). Not
+    the file groups a pending compaction, log compaction or clustering reads (Hudi's compaction
+    planner excludes them)."""
+    if not state.config.is_mor:
+        return None
+    busy = set(pending_compaction_file_groups(storage, state.timeline))
+    busy |= set(pending_clustering_file_groups(storage, state.timeline))
+    slices = [
+        s
+        for s in state.file_system_view().latest_file_slices(state.partitions())
+        if s.log_files and (s.partition_path, s.file_id) not in busy
+    ]
+    if not slices:
+        return None
+    plan = {
+        "operations": [
+            {
+                "baseInstantTime": s.base_instant,
+                "deltaFilePaths": [lf.name for lf in s.log_files],
+                "dataFilePath": s.base_file.name if s.base_file else None,
+                "fileId": s.file_id,
+                "partitionPath": s.partition_path,
+                "metrics": {},
+                "bootstrapFilePath": None,
+            }
+            for s in slices
+        ],
+        "extraMetadata": None,
+        "version": 2,
+        "strategy": None,
+        "preserveHoodieMetadata": True,
+    }
+    return plan, slices
+
+
+def compact(table: WritableTable) -> str | None:
+    """Plan and run a compaction (the caller holds the lock and has resolved pending services);
+    returns the compaction instant."""
+    state = table.state()
+    planned = plan_compaction(table.storage, state)
+    if planned is None:
+        return None
+    plan, slices = planned
+    txn = Transaction.request(table, COMPACTION, serialize_instant_metadata("compaction_plan", plan))
+    execute_compaction(txn, state, slices)
+    return txn.instant
+
+
+def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSlice]) -> None:
+    """Run the requested compaction ``txn`` over ``slices``: inflight, a marker then a new base
+    file per slice, the MDT deltacommit, then the completed commit."""
+    table = txn.table
+    txn.start()
+    schema = state.schema
+    merge = MergeSpec.from_config(state.config)
+    valid = instant_validator(state.timeline)
+    last_commit = state.timeline.write_timeline().last()
+    avro_schema = (
+        state.timeline.metadata(last_commit).get("extraMetadata", {}).get("schema") if last_commit else None
+    )
+    avro_with_meta = json.dumps(with_meta_fields(json.loads(avro_schema)), separators=(",", ":"))
+    index_columns = columns_to_index(schema) if state.config.metadata_partitions else []
+    ctx = WriteContext(
+        base_uri=table.uri,
+        storage_options=table.storage_options,
+        instant=txn.instant,
+        table_schema_json=avro_with_meta,
+        record_key_fields=state.config.record_key_fields,
+        ordering_fields=state.config.ordering_fields,
+        merge_mode=state.config.record_merge_mode,
+        is_mor=True,
+        log_block_format="avro",
+        index_columns=index_columns,
+        with_bloom=True,
+    )
+    results = []
+    for i, s in enumerate(slices):
+        rows = read_file_slice(table.storage, s, schema=schema, merge=merge, is_valid_instant=valid)
+        task = FileGroupTask(
+            s.partition_path, s.file_id, "insert", token=f"{i}-0-0", prev_commit=s.base_instant
+        )
+        name = task.file_name(txn.instant, False)
+        # The marker first, so that a rollback of a failed attempt finds the file.
+        txn.mark(s.partition_path, name, "CREATE")
+        rows = rows.set_column(
+            rows.schema.get_field_index("_hoodie_file_name"),
+            "_hoodie_file_name",
+            pa.array([name] * rows.num_rows, pa.string()),
+        )
+        path, (res, bloom) = write_parquet_file(ctx, table.storage, task, rows, name)
+        stat = WriteStat.base(
+            s.partition_path,
+            s.file_id,
+            path,
+            prev_commit=s.base_instant,
+            num_writes=rows.num_rows,
+            size=res.file_size,
+            log_files_compacted=len(s.log_files),
+        )
+        results.append(
+            TaskResult(
+                stat,
+                {k: v for k, v in res.column_stats.items() if k in index_columns},
+                bloom.serialize() if bloom else None,
+                "DYNAMIC_V0" if bloom else None,
+            )
+        )
+    meta = commit_metadata_record(
+        stats_by_partition(r.write_stat for r in results),
+        operation_type="COMPACT",
+        extra_metadata={"schema": avro_schema or ""},
+        compacted=True,
+    )
+    config = TableConfig.load(table.storage)
+    if config.metadata_partitions:
+        types = {f.name: f.type for f in schema}
+        records = mdt_records_for_commit(
+            txn.instant, results, set(config.metadata_partitions) - {K.RECORD_INDEX}, types, before=state
+        )
+        # UPSERT_PREPPED: Hudi's operation type for every MDT deltacommit
+        txn.write_metadata(config, records)
+    txn.complete(serialize_instant_metadata("commit", meta))
+
+
+def plan_slices(storage: Storage, plan: dict[str, Any]) -> list[FileSlice] | None:
+    """The file slices a compaction plan reads; None when one of their files is missing."""
+    out = []
+    for op in plan.get("operations") or ():
+        p = op.get("partitionPath") or ""
+        fid = op["fileId"]
+        base_instant = op.get("baseInstantTime") or ""
+        try:
+            base = None
+            if op.get("dataFilePath"):
+                name = op["dataFilePath"].rsplit("/", 1)[-1]
+                size = storage.info(f"{p}/{name}" if p else name).size
+                base = BaseFile(p, name, size, fid, base_instant)
+            logs = []
+            for path in op.get("deltaFilePaths") or ():
+                name = path.rsplit("/", 1)[-1]
+                parsed = LogFileName.parse(name)
+                if parsed is None:
+                    return None
+                size = storage.info(f"{p}/{name}" if p else name).size
+                logs.append(LogFile(p, name, size, fid, parsed.instant, parsed.version, parsed.write_token))
+        except FileNotFoundError:
+            return None
+        out.append(FileSlice(p, fid, base_instant, base, tuple(sorted(logs, key=LogFile.sort_key))))
+    return out
+
+
+def compact_metadata_table(table: WritableTable, *, force: bool = False) -> str | None:
+    """Compact the MDT when due (``force``: now), taking the lock."""
+    with table.lock():
+        config = TableConfig.load(table.storage)
+        if not config.metadata_partitions:
+            return None
+        mw = table.metadata_writer(config)
+        reader = load_table_state(table.storage, {"hoodie.metadata.enable": "true"}).metadata_table
+        if reader is None:  # no `files` partition: nothing to compact
+            return None
+        return mw.compact(reader) if force else mw.compact_if_due(reader)

@@ -1,0 +1,159 @@
+"""Setting a table up for a write: creating it (``hoodie.properties``, version 9), checking that
+hudi-md may write it, the writer's Avro schema, and bringing the MDT's partitions in line with the
+options (created from the table as it is, or the MDT dropped when it is turned off).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from hudi_md.errors import InvalidOptionError
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.lifecycle import Progress, delete_metadata_table, drop_indexes, initialize_partitions
+from hudi_md.storage import Storage
+from hudi_md.table import config as C
+from hudi_md.table.config import TableConfig, write_table_config
+from hudi_md.write.config import WriteConfig
+from hudi_md.write.file_groups import OP_COLUMN
+from hudi_md.write.recovery import rollback_failed_writes
+from hudi_md.write.schema import arrow_to_avro_schema, with_meta_fields
+from hudi_md.write.transaction import MDT_FOLDER, TEMP, TIMELINE, WritableTable
+
+INDEX_DEFS = ".hoodie/.index_defs/index.json"
+META_FIELDS = frozenset(
+    {
+        "_hoodie_commit_time",
+        "_hoodie_commit_seqno",
+        "_hoodie_record_key",
+        "_hoodie_partition_path",
+        "_hoodie_file_name",
+    }
+)
+
+
+def create_table(storage: Storage, cfg: WriteConfig, avro_schema_json: str) -> TableConfig:
+    """``hoodie.properties`` of a new version-9 table, and its timeline folders."""
+    props = {
+        C.TABLE_NAME: cfg.table_name,
+        C.DATABASE_NAME: cfg.database_name,
+        C.TABLE_TYPE: cfg.table_type,
+        C.TABLE_VERSION: "9",
+        C.INITIAL_VERSION: "9",
+        C.RECORD_KEY_FIELDS: ",".join(cfg.record_key_fields),
+        C.PARTITION_FIELDS: ",".join(cfg.partition_fields),
+        C.KEYGEN_TYPE: cfg.keygen,
+        C.HIVE_STYLE_PARTITIONING: str(cfg.hive_style).lower(),
+        C.URL_ENCODE_PARTITIONING: str(cfg.url_encode).lower(),
+        C.DROP_PARTITION_COLUMNS: "false",
+        C.TIMELINE_LAYOUT_VERSION: "2",
+        C.TIMELINE_PATH: "timeline",
+        C.TIMELINE_HISTORY_PATH: "history",
+        C.ARCHIVELOG_FOLDER: "archived",
+        C.RECORD_MERGE_MODE: cfg.merge_mode,
+        "hoodie.table.format": "native",
+        "hoodie.table.index.defs.path": INDEX_DEFS,
+        C.METADATA_PARTITIONS_INFLIGHT: "",
+        C.CREATE_SCHEMA: without_meta(avro_schema_json),
+    }
+    if cfg.ordering_fields:
+        props[C.ORDERING_FIELDS] = ",".join(cfg.ordering_fields)
+    if not cfg.partition_fields:
+        props.pop(C.PARTITION_FIELDS)
+    storage.makedirs(f"{TIMELINE}/history")
+    storage.makedirs(TEMP)
+    return write_table_config(storage, props)
+
+
+def check_version(storage: Storage, existing: TableConfig | None) -> None:
+    if existing is not None and existing.table_version != 9:
+        raise InvalidOptionError(
+            f"{storage.uri()} is table version {existing.table_version}; hudi-md writes version 9"
+        )
+
+
+def writer_avro_schema(cfg: WriteConfig, schema: pa.Schema) -> str:
+    """The writer schema of the table's records (Avro JSON, meta fields first)."""
+    cols = [f for f in schema if f.name not in META_FIELDS and f.name != OP_COLUMN]
+    avro = arrow_to_avro_schema(pa.schema(cols), f"{cfg.table_name}_record", f"hoodie.{cfg.table_name}")
+    return json.dumps(with_meta_fields(avro), separators=(",", ":"))
+
+
+def without_meta(avro_schema_json: str) -> str:
+    schema = json.loads(avro_schema_json)
+    schema["fields"] = [f for f in schema["fields"] if f["name"] not in META_FIELDS]
+    return json.dumps(schema, separators=(",", ":"))
+
+
+def wanted_mdt_partitions(cfg: WriteConfig) -> list[str]:
+    """The MDT partitions the options ask for (none when the MDT is off)."""
+    if not cfg.metadata_enabled:
+        return []
+    wanted = [K.FILES]
+    if cfg.column_stats_enabled:
+        wanted.append(K.COLUMN_STATS)
+    if cfg.partition_stats_enabled:
+        wanted.append(K.PARTITION_STATS)
+    if cfg.record_index_enabled:
+        wanted.append(K.RECORD_INDEX)
+    if cfg.bloom_index_enabled:
+        wanted.append(K.BLOOM_FILTERS)
+    return wanted
+
+
+def sync_metadata_table_state(table: WritableTable, cfg: WriteConfig, config: TableConfig) -> TableConfig:
+    """Create missing MDT partitions (from the table's current state), or drop the MDT when
+    ``hoodie.metadata.enable=false`` so no reader ever sees a stale one. The caller holds the lock."""
+    wanted = wanted_mdt_partitions(cfg)
+    if not wanted:
+        if config.metadata_partitions or table.storage.exists(MDT_FOLDER):
+            return delete_metadata_table(table.storage)
+        return config
+    missing = [p for p in wanted if p not in config.metadata_partitions]
+    if missing:
+        config = initialize_partitions(table.storage, config, missing, cfg, table.options)
+    return config
+
+
+# --- the MDT's lifecycle as the CLI drives it: each under the lock, after recovery ------------------
+
+
+def create_metadata_partitions(
+    table: WritableTable, partitions: Sequence[str], *, progress: Progress | None = None
+) -> tuple[list[str], TableConfig]:
+    """Build the named MDT partitions that do not exist yet (``hudi-md metadata create``);
+    returns the partitions built and the table configuration after."""
+    with table.lock():
+        rollback_failed_writes(table, TableConfig.load(table.storage))
+        config = TableConfig.load(table.storage)
+        missing = [p for p in partitions if p not in config.metadata_partitions]
+        if missing:
+            cfg = WriteConfig.from_options(table.options, config)
+            config = initialize_partitions(
+                table.storage, config, missing, cfg, table.options, progress=progress
+            )
+        return missing, config
+
+
+def bring_metadata_up_to_date(table: WritableTable) -> tuple[list[str], TableConfig]:
+    """Roll back failed writes and build the MDT partitions the options want (``hudi-md metadata
+    init``); returns the instants rolled back and the table configuration after."""
+    with table.lock():
+        rolled = rollback_failed_writes(table, TableConfig.load(table.storage))
+        config = TableConfig.load(table.storage)
+        cfg = WriteConfig.from_options(table.options, config)
+        return rolled, sync_metadata_table_state(table, cfg, config)
+
+
+def delete_metadata(table: WritableTable) -> TableConfig:
+    """Delete the MDT (``hoodie.properties`` first, then the files), under the lock."""
+    with table.lock():
+        return delete_metadata_table(table.storage)
+
+
+def drop_metadata_indexes(table: WritableTable, names: Sequence[str]) -> TableConfig:
+    """Drop MDT indexes (e.g. ``secondary_index_<name>``), as Hudi's ``DROP INDEX`` does."""
+    with table.lock():
+        return drop_indexes(table.storage, list(names))

@@ -1,0 +1,264 @@
+"""Planning a write's files: keys and partition paths of the incoming rows, tagging (which rows
+update which existing file group: by the record index, or by the keys of the latest slices
+narrowed by footer key ranges and bloom filters), and the file-group tasks, new file groups sized
+by one rule (:func:`records_per_file`) whether the rows are written locally or by Spark executors.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_md.formats.avro_arrow import avro_schema_to_arrow
+from hudi_md.index.bloom import BloomFilter
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.column_ranges import columns_to_index, java_string_key, parquet_footer
+from hudi_md.read.slice_reader import SliceRowReader
+from hudi_md.storage import Storage
+from hudi_md.table.config import TableConfig
+from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.state import TableState
+from hudi_md.write import keygen
+from hudi_md.write.config import WriteConfig
+from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, WriteContext, new_file_id
+from hudi_md.write.table_setup import META_FIELDS
+
+KEY_COLUMN = "_hoodie_record_key"
+PARTITION_COLUMN = "_hoodie_partition_path"
+# Parquet compresses what Arrow holds in memory: aim new files at this share of the maximum size.
+_FILL = 0.7
+
+Location = tuple[str, str]  # (file id, base instant)
+
+
+@dataclass
+class Tagging:
+    """Where incoming keys already are: ``(partition, key) -> (file id, base instant)``, and how
+    many latest slices the key scan had to read (without a record index)."""
+
+    locations: dict[tuple[str, str], Location] = field(default_factory=dict)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def records_per_file(cfg: WriteConfig, avg_record_bytes: int) -> int:
+    """How many records go into one new file group (``hoodie.parquet.max.file.size``), from the
+    average in-memory (Arrow) size of the incoming records."""
+    return max(1, int(cfg.max_file_size * _FILL // max(1, avg_record_bytes)))
+
+
+def prepare_rows(cfg: WriteConfig, data: pa.Table, operation: str) -> pa.Table:
+    """The rows with their record key, partition path and operation (``U``/``D``) columns,
+    deduplicated by key when the operation or options ask for it."""
+    data = data.drop_columns([c for c in data.column_names if c in META_FIELDS or c == OP_COLUMN])
+    keys = keygen.record_keys(data, cfg.record_key_fields, cfg.keygen)
+    parts = keygen.partition_paths(
+        data, cfg.partition_fields, hive_style=cfg.hive_style, url_encode=cfg.url_encode
+    )
+    op = "D" if operation == "delete" else "U"
+    rows = data.append_column(KEY_COLUMN, keys).append_column(PARTITION_COLUMN, parts)
+    rows = rows.append_column(OP_COLUMN, pa.array([op] * data.num_rows, pa.string()))
+    if operation in ("upsert", "delete") or cfg.combine_before_insert:
+        rows = dedupe(rows, cfg)
+    return rows
+
+
+def dedupe(rows: pa.Table, cfg: WriteConfig) -> pa.Table:
+    """One row per (partition, key): the one with the largest ordering value (ties: the last)."""
+    if rows.num_rows <= 1:
+        return rows
+    n = rows.num_rows
+    idx = pa.array(range(n), pa.int64())
+    t = pa.table({"p": rows.column(PARTITION_COLUMN), "k": rows.column(KEY_COLUMN), "i": idx})
+    sort_keys = [("p", "ascending"), ("k", "ascending")]
+    if (
+        cfg.merge_mode == "EVENT_TIME_ORDERING"
+        and cfg.ordering_fields
+        and rows.schema.get_field_index(cfg.ordering_fields[0]) >= 0
+    ):
+        t = t.append_column("o", rows.column(cfg.ordering_fields[0]))
+        sort_keys.append(("o", "ascending"))
+    sort_keys.append(("i", "ascending"))
+    t = t.sort_by(sort_keys)
+    p, k = t.column("p").to_pylist(), t.column("k").to_pylist()
+    order = t.column("i").to_pylist()
+    keep = [order[j] for j in range(n) if j == n - 1 or (p[j], k[j]) != (p[j + 1], k[j + 1])]
+    if len(keep) == n:
+        return rows
+    return rows.take(pa.array(sorted(keep), pa.int64()))
+
+
+def existing_locations(
+    state: TableState, partitions: Sequence[str], keys: pa.Array, key_partitions: pa.Array | None = None
+) -> Tagging:
+    """Where the incoming keys already are, among the latest slices of ``partitions``."""
+    out = Tagging()
+    view = state.file_system_view()
+    mdt = state.metadata_table
+    latest = {(s.partition_path, s.file_id): s for s in view.latest_file_slices(list(partitions))}
+    if mdt is not None and K.RECORD_INDEX in mdt.available_partitions:
+        for key, loc in mdt.record_index(keys.to_pylist()).items():
+            if (loc.partition_path, loc.file_id) in latest:
+                out.locations[(loc.partition_path, key)] = (
+                    loc.file_id,
+                    latest[(loc.partition_path, loc.file_id)].base_instant,
+                )
+        return out
+    # Without a record index, read the keys of the affected partitions' latest slices.
+    reader = SliceRowReader(state)
+    wanted: dict[str, set[str]] = defaultdict(set)
+    key_list = keys.to_pylist()
+    part_list = key_partitions.to_pylist() if key_partitions is not None else [None] * len(key_list)
+    for k, p in zip(key_list, part_list, strict=True):
+        if p is None:
+            for q in partitions:
+                wanted[q].add(k)
+        else:
+            wanted[p].add(k)
+    out.stats = {"slices": len(latest), "slices_read": 0}
+    for (p, fid), s in latest.items():
+        if not wanted[p] or not may_hold_any(state.storage, s, wanted[p]):
+            continue
+        out.stats["slices_read"] += 1
+        for k in reader.keys(s).to_pylist():
+            if k in wanted[p]:
+                out.locations[(p, k)] = (fid, s.base_instant)
+    return out
+
+
+def may_hold_any(storage: Storage, file_slice: FileSlice, keys: set[str]) -> bool:
+    """Bloom-index style check from the base file's footer (min/max record key and bloom
+    filter): False only when no key can be in the slice. Logs only ever update keys their base
+    file holds, so the base file's footer speaks for the whole slice."""
+    base = file_slice.base_file
+    if base is None:
+        return True
+    try:
+        meta = pq.read_metadata(pa.BufferReader(parquet_footer(storage, base.path, base.size)))
+    except (OSError, ValueError, pa.ArrowException):
+        return True
+    kv = meta.metadata or {}
+    lo, hi = kv.get(b"hoodie_min_record_key"), kv.get(b"hoodie_max_record_key")
+    candidates = keys
+    if lo is not None and hi is not None:
+        lo_k, hi_k = java_string_key(lo.decode()), java_string_key(hi.decode())
+        candidates = {k for k in keys if lo_k <= java_string_key(k) <= hi_k}
+    text = kv.get(b"org.apache.hudi.bloomfilter")
+    if candidates and text:
+        code = kv.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
+        bloom = BloomFilter.deserialize(text.decode(), code)
+        candidates = {k for k in candidates if bloom.might_contain(k)}
+    return bool(candidates)
+
+
+def update_task(s: FileSlice, token: str) -> FileGroupTask:
+    """The task updating an existing file group's latest slice ``s``."""
+    return FileGroupTask(
+        s.partition_path,
+        s.file_id,
+        "update",
+        base_file=s.base_file.path if s.base_file else None,
+        base_instant=s.base_instant,
+        prev_commit=s.base_instant,
+        token=token,
+    )
+
+
+def plan_tasks(
+    cfg: WriteConfig, state: TableState, rows: pa.Table, operation: str
+) -> tuple[list[tuple[FileGroupTask, pa.Table]], dict[str, list[str]], Tagging]:
+    """The file-group tasks of a write (updates of tagged groups, then new groups for inserts),
+    the file groups an overwrite replaces, and the tagging."""
+    partitions = sorted(set(rows.column(PARTITION_COLUMN).to_pylist()))
+    tasks: list[tuple[FileGroupTask, pa.Table]] = []
+    has_commits = bool(state.timeline.write_timeline())
+    replaced = replaced_file_groups(state, operation, partitions) if has_commits else {}
+    tagging = Tagging()
+    if operation in ("upsert", "delete") and has_commits:
+        tagging = existing_locations(
+            state,
+            partitions,
+            rows.column(KEY_COLUMN).combine_chunks(),
+            rows.column(PARTITION_COLUMN).combine_chunks(),
+        )
+    part_col = rows.column(PARTITION_COLUMN).to_pylist()
+    key_col = rows.column(KEY_COLUMN).to_pylist()
+    op_col = rows.column(OP_COLUMN).to_pylist()
+    updates: dict[tuple[str, str], list[int]] = defaultdict(list)
+    inserts: dict[str, list[int]] = defaultdict(list)
+    for i, (p, k, op) in enumerate(zip(part_col, key_col, op_col, strict=True)):
+        loc = tagging.locations.get((p, k))
+        if loc is not None:
+            updates[(p, loc[0])].append(i)
+        elif op == "U":
+            inserts[p].append(i)
+        # a delete of an absent key is a no-op
+    slices = {}
+    if updates:
+        slices = {
+            (s.partition_path, s.file_id): s for s in state.file_system_view().latest_file_slices(partitions)
+        }
+    for (p, fid), idx in sorted(updates.items()):
+        task = update_task(slices[(p, fid)], f"{len(tasks)}-0-0")
+        tasks.append((task, rows.take(pa.array(idx, pa.int64()))))
+    per_file = records_per_file(cfg, rows.nbytes // max(1, rows.num_rows))
+    for p, idx in sorted(inserts.items()):
+        for start in range(0, len(idx), per_file):
+            chunk = idx[start : start + per_file]
+            task = FileGroupTask(p, new_file_id(), "insert", token=f"{len(tasks)}-0-0")
+            tasks.append((task, rows.take(pa.array(chunk, pa.int64()))))
+    return tasks, replaced, tagging
+
+
+def replaced_file_groups(
+    state: TableState, operation: str, partitions: Sequence[str]
+) -> dict[str, list[str]]:
+    """Partition → file ids an overwrite replaces: the live groups of the partitions written
+    (insert_overwrite) or of the whole table (insert_overwrite_table); nothing otherwise."""
+    if operation not in ("insert_overwrite", "insert_overwrite_table"):
+        return {}
+    scope = state.partitions() if operation == "insert_overwrite_table" else list(partitions)
+    replaced: dict[str, list[str]] = {}
+    for s in state.file_system_view().latest_file_slices(scope):
+        replaced.setdefault(s.partition_path, []).append(s.file_id)
+    return replaced
+
+
+def index_columns(cfg: WriteConfig, config: TableConfig, avro_schema: str) -> list[str]:
+    """The columns whose ranges the written files' stats carry (column or partition stats on)."""
+    if (
+        K.COLUMN_STATS not in config.metadata_partitions
+        and K.PARTITION_STATS not in config.metadata_partitions
+    ):
+        return []
+    schema = avro_schema_to_arrow(avro_schema)
+    return columns_to_index(
+        schema, column_list=cfg.column_stats_columns, max_columns=cfg.column_stats_max_columns
+    )
+
+
+def write_context(
+    uri: str,
+    storage_options: dict[str, object],
+    cfg: WriteConfig,
+    config: TableConfig,
+    instant: str,
+    avro_schema: str,
+) -> WriteContext:
+    """What a file-group task needs to write its files, locally or on an executor."""
+    return WriteContext(
+        base_uri=uri,
+        storage_options=storage_options,
+        instant=instant,
+        table_schema_json=avro_schema,
+        record_key_fields=cfg.record_key_fields,
+        ordering_fields=cfg.ordering_fields,
+        merge_mode=cfg.merge_mode,
+        is_mor=cfg.is_mor,
+        log_block_format=cfg.log_block_format,
+        index_columns=index_columns(cfg, config, avro_schema),
+        with_bloom=cfg.parquet_bloom_filter,
+    )

@@ -1,0 +1,323 @@
+"""One instant of a data table, from its start to its completion: the commit protocol's core.
+
+Every writer goes through a :class:`Transaction`: inserts, upserts, deletes and overwrites (local
+and Spark), clean, compaction, rollback, restore, and the MDT's creation and deletion. It owns:
+
+- the table lock the instant commits under (:mod:`hudi_md.write.lock`), checked before the commit
+  point;
+- the instant's state on the data timeline: ``begin`` (``requested`` → ``inflight``) and
+  ``complete``, through :class:`~hudi_md.table.timeline_writer.PendingInstant`, the only code that
+  writes an instant's state;
+- the markers of the files it writes (Hudi's DIRECT markers under ``.hoodie/.temp/<instant>``), so
+  that a crash at any point can be undone by deleting the marked files;
+- failure hooks for the crash tests (:meth:`WritableTable.check_step`);
+- the MDT deltacommit of the instant (:meth:`Transaction.write_metadata`), written before the
+  instant completes, as readers only trust MDT blocks whose instant completed on the data timeline.
+
+:class:`WritableTable` is what a transaction runs against: the table's storage, the writer's
+options, this writer's heartbeats and the hooks. ARCHITECTURE.md walks through a write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from hudi_md.errors import InvalidOptionError
+from hudi_md.metadata.lifecycle import initialize_partitions
+from hudi_md.metadata.reader import load_table_state
+from hudi_md.metadata.records_builder import MdtRecord
+from hudi_md.metadata.writer import MetadataTableWriter
+from hudi_md.storage import Storage
+from hudi_md.table import config as C
+from hudi_md.table.config import TableConfig
+from hudi_md.table.state import TableState
+from hudi_md.table.timeline import Instant, Timeline
+from hudi_md.table.timeline_writer import PendingInstant, TimelineWriter, new_instant_time
+from hudi_md.write.config import FS_LOCK_PATH, WriteConfig, concurrency_settings
+from hudi_md.write.heartbeat import Heartbeat, delete_heartbeat
+from hudi_md.write.lock import LockLostError, TableLock
+
+if TYPE_CHECKING:
+    from hudi_md.write.file_groups import FileGroupTask
+
+log = logging.getLogger(__name__)
+
+TIMELINE = ".hoodie/timeline"
+TEMP = ".hoodie/.temp"
+MDT_FOLDER = ".hoodie/metadata"
+_RETRY_KEYS = "hoodie.filesystem.operation.retry."
+
+
+class Crash(Exception):
+    """Raised by a failure hook to simulate a writer dying at a named step."""
+
+
+class WritableTable:
+    """A table opened for writing: its storage, the writer's options, this writer's live
+    heartbeats and the failure hooks. Not thread-safe; writers coordinate through the table lock.
+
+    ``options``: Hudi's ``hoodie.*`` write options; everything else is an fsspec storage option.
+    """
+
+    def __init__(self, uri: str, options: Mapping[str, object] | None = None) -> None:
+        opts = {str(k): v for k, v in (options or {}).items()}
+        # fsspec's options, and Hudi's file-system retry keys (the storage layer applies those).
+        self.storage_options = {
+            k: v for k, v in opts.items() if not k.startswith("hoodie.") or k.startswith(_RETRY_KEYS)
+        }
+        self.options = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
+        self.storage = Storage(uri, self.storage_options)
+        self.uri = uri
+        if FS_LOCK_PATH in self.options:
+            # an absolute hoodie.write.lock.filesystem.path is resolved against the table
+            self.options.setdefault("hoodie.base.path", uri)
+        # Failure hook: raise Crash at "after_data_files", "after_mdt_commit" or "before_complete".
+        self.crash_at: str | None = None
+        # Heartbeats of this writer's pending instants (optimistic concurrency control).
+        self.heartbeats: dict[str, Heartbeat] = {}
+        # MDT partitions to rebuild from storage once the lock's work is done: a rollback of an
+        # instant already compacted into MDT base files can only be undone by a rebuild.
+        self.pending_mdt_rebuild: list[str] | None = None
+
+    # --- what the table is now ---------------------------------------------------------------------
+
+    def config(self) -> TableConfig | None:
+        """``hoodie.properties``, or None before the table exists."""
+        if not self.storage.exists(C.PROPERTIES_FILE):
+            return None
+        return TableConfig.load(self.storage)
+
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.storage, TIMELINE, 2)
+
+    def state(self, options: Mapping[str, str] | None = None) -> TableState:
+        """The table as readers see it now (through its MDT when it has one)."""
+        return load_table_state(self.storage, options or {})
+
+    def lock(self, *, reentrant: bool = False) -> TableLock:
+        return TableLock(self.storage, options=self.options, reentrant=reentrant)
+
+    @property
+    def optimistic(self) -> bool:
+        """Whether the options ask for optimistic concurrency control (False when they are invalid:
+        the write refuses those)."""
+        try:
+            return concurrency_settings(self.options).optimistic
+        except InvalidOptionError:
+            return False
+
+    def metadata_writer(self, config: TableConfig) -> MetadataTableWriter:
+        return MetadataTableWriter(self.storage, config, self.options)
+
+    def check_step(self, step: str) -> None:
+        """Failure hook: the crash tests make the writer die here."""
+        if self.crash_at == step:
+            raise Crash(step)
+
+    def latest_time(self, *, with_metadata_table: bool = False) -> str:
+        """The latest requested or completion time on the data timeline (and the MDT's)."""
+        after = latest_time(self.timeline())
+        if with_metadata_table:
+            mdt = self.storage.child(MDT_FOLDER)
+            if mdt.exists(TIMELINE):
+                after = max(after, latest_time(Timeline.load(mdt, TIMELINE, 2)))
+        return after
+
+    def finish_mdt_rebuild(self) -> None:
+        """Rebuild the MDT partitions a rollback had to drop (the caller holds the lock)."""
+        wanted = self.pending_mdt_rebuild
+        if wanted:
+            config = TableConfig.load(self.storage)
+            cfg = WriteConfig.from_options(self.options, config)
+            initialize_partitions(self.storage, config, wanted, cfg, self.options)
+            self.pending_mdt_rebuild = None
+
+
+class Transaction:
+    """One instant of the data timeline: ``begin`` → markers and files → MDT records → ``complete``.
+
+    ``lock``: the table lock the caller holds for the commit (checked at the commit point); None
+    when the caller commits under a lock taken later (optimistic concurrency control passes it to
+    :meth:`complete`).
+    """
+
+    def __init__(
+        self, table: WritableTable, instant_time: str, action: str, *, lock: TableLock | None = None
+    ) -> None:
+        self.table = table
+        self.instant = instant_time
+        self.action = action
+        self.lock = lock
+        self._pending = PendingInstant(TimelineWriter(table.storage, TIMELINE), instant_time, action)
+
+    # --- start ---------------------------------------------------------------------------------------
+
+    @classmethod
+    def begin(
+        cls,
+        table: WritableTable,
+        action: str,
+        plan: bytes = b"",
+        *,
+        lock: TableLock | None = None,
+        inflight: bytes = b"",
+        after: str | None = None,
+        heartbeat: bool = False,
+    ) -> Transaction:
+        """A new instant after every time on the timeline (and ``after``): ``T.a.requested``
+        holding ``plan``, then ``T.a.inflight``. ``heartbeat``: start the instant's heartbeat
+        first (optimistic concurrency control), so that no other writer ever sees it pending
+        without one."""
+        txn = cls.request(table, action, plan, lock=lock, after=after, heartbeat=heartbeat)
+        txn.start(inflight)
+        return txn
+
+    @classmethod
+    def request(
+        cls,
+        table: WritableTable,
+        action: str,
+        plan: bytes = b"",
+        *,
+        lock: TableLock | None = None,
+        after: str | None = None,
+        heartbeat: bool = False,
+    ) -> Transaction:
+        """A new instant, requested only (a plan: run it with :meth:`start`)."""
+        floor = max(table.latest_time(), after or "")
+        instant = new_instant_time(after=floor or None)
+        if heartbeat:
+            hb = Heartbeat(table.storage, instant, table.options)
+            hb.start()
+            table.heartbeats[instant] = hb
+        txn = cls(table, instant, action, lock=lock)
+        txn._pending = PendingInstant.request(txn._pending.timeline, instant, action, plan)
+        return txn
+
+    @classmethod
+    def resume(
+        cls, table: WritableTable, instant_time: str, action: str, *, lock: TableLock | None = None
+    ) -> Transaction:
+        """A requested (or inflight) instant to run again from its plan after a failure."""
+        return cls(table, instant_time, action, lock=lock)
+
+    def start(self, content: bytes = b"", *, if_missing: bool = False) -> None:
+        """``T.a.inflight``: the instant is running."""
+        self._pending.start(content, if_missing=if_missing)
+
+    # --- markers -------------------------------------------------------------------------------------
+
+    def mark(self, partition: str, file_name: str, kind: str) -> None:
+        """A DIRECT marker for a file about to be written (``kind``: CREATE, MERGE or APPEND)."""
+        write_marker(self.table.storage, self.instant, partition, file_name, kind)
+
+    def mark_tasks(self, tasks: Iterable[FileGroupTask], *, is_mor: bool) -> None:
+        for task in tasks:
+            kind = "APPEND" if (is_mor and task.kind == "update") else "CREATE"
+            self.mark(task.partition_path, task.file_name(self.instant, is_mor), kind)
+
+    def marked_files(self) -> dict[str, list[str]]:
+        return marked_files(self.table.storage, self.instant)
+
+    # --- MDT, completion --------------------------------------------------------------------------
+
+    def write_metadata(
+        self,
+        config: TableConfig,
+        records: Iterable[MdtRecord],
+        *,
+        partitions: Iterable[str] | None = None,
+        operation: str = "UPSERT_PREPPED",
+    ) -> None:
+        """The MDT deltacommit of this instant (same instant time), into ``partitions`` (default:
+        every available one). It is written before the instant completes; readers trust it only
+        once the data instant completed."""
+        parts = sorted(config.metadata_partitions) if partitions is None else sorted(partitions)
+        self.table.metadata_writer(config).write_records(
+            self.instant, records, partitions=parts, operation=operation
+        )
+
+    def complete(
+        self, metadata: bytes, *, lock: TableLock | None = None, completion_time: str | None = None
+    ) -> Instant:
+        """The commit point: the lock is checked (never complete without it), ``T_C.a`` is
+        written whole, then the heartbeat and markers go (leftover markers of a completed
+        instant are harmless)."""
+        held = lock or self.lock
+        if held is not None:
+            try:
+                held.check_held()
+            except LockLostError as e:
+                raise LockLostError(
+                    f"{e}; commit {self.instant} did not happen: the instant stays pending, and the "
+                    "next writer rolls it back"
+                ) from e
+        done = self._pending.complete(metadata, completion_time=completion_time)
+        hb = self.table.heartbeats.pop(self.instant, None)
+        if hb is not None:
+            hb.stop(delete=True)
+        try:
+            delete_markers(self.table.storage, self.instant)
+        except OSError as e:
+            log.warning("instant %s completed; could not delete its markers: %s", self.instant, e)
+        return done
+
+    def stop_heartbeat(self) -> None:
+        """Stop and delete the instant's heartbeat (its file too when another process wrote it)."""
+        hb = self.table.heartbeats.pop(self.instant, None)
+        if hb is not None:
+            hb.stop(delete=True)
+        else:
+            delete_heartbeat(self.table.storage, self.instant)
+
+    def abandon(self) -> None:
+        """Drop the instant's pending files (it wrote nothing that needs undoing)."""
+        self._pending.abandon()
+
+
+@contextlib.contextmanager
+def held(lock: TableLock | None) -> Iterator[None]:
+    """While inside, a re-entrant lock of the table taken by this thread nests in ``lock``."""
+    with lock.nesting() if lock is not None else contextlib.nullcontext():
+        yield
+
+
+# --- markers (Hudi's DIRECT layout: .hoodie/.temp/<instant>/<partition>/<file>.marker.<kind>) ------
+
+
+def write_marker(storage: Storage, instant: str, partition: str, file_name: str, kind: str) -> None:
+    base = f"{TEMP}/{instant}/{partition}".rstrip("/")
+    storage.write_bytes(f"{base}/{file_name}.marker.{kind}", b"")
+
+
+def marked_files(storage: Storage, instant: str) -> dict[str, list[str]]:
+    """Partition → names of the files the instant's markers name."""
+    out: dict[str, list[str]] = defaultdict(list)
+
+    def walk(path: str, rel: str) -> None:
+        for e in storage.list(path):
+            if e.is_dir:
+                walk(e.path, f"{rel}/{e.name}" if rel else e.name)
+            elif ".marker." in e.name:
+                out[rel].append(e.name.split(".marker.")[0])
+
+    walk(f"{TEMP}/{instant}", "")
+    return out
+
+
+def delete_markers(storage: Storage, instant: str) -> None:
+    path = f"{TEMP}/{instant}"
+    if storage.exists(path):
+        storage.delete(path, recursive=True)
+
+
+def latest_time(timeline: Timeline) -> str:
+    """The latest requested or completion time on a timeline ("" when empty)."""
+    latest = ""
+    for i in timeline:
+        latest = max(latest, i.requested_time, i.completion_time or "")
+    return latest
