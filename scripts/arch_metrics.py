@@ -196,6 +196,7 @@ def main() -> None:
     project_any: list[str] = []  # the subset of any_params whose name denotes a project type
     functions: list[tuple[int, str]] = []
     state_writes: list[str] = []
+    direct_writes: list[str] = []  # of those, the calls straight to a TimelineWriter (instant files)
     for m, tree in trees.items():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
@@ -226,6 +227,11 @@ def main() -> None:
                 and node.func.attr in INSTANT_STATE_CALLS
             ):
                 state_writes.append(f"{m}:{node.lineno} .{node.func.attr}()")
+                receiver = ast.unparse(node.func.value)
+                if receiver in ("tw", "timeline", "self.timeline", "self.timeline_writer()") or (
+                    receiver.startswith("TimelineWriter(")
+                ):
+                    direct_writes.append(f"{m}:{node.lineno} {receiver}.{node.func.attr}()")
 
     sizes = sorted(((len(p.read_text().splitlines()), m) for m, p in known.items()), reverse=True)
     functions.sort(reverse=True)
@@ -254,6 +260,9 @@ def main() -> None:
     print("largest functions:", ", ".join(f"{f} {n}" for n, f in functions[:5]))
     print(f"calls writing an instant's state (requested/inflight/complete): {len(state_writes)}")
     for c in state_writes:
+        print("   ", c)
+    print(f"  of them writing instant files directly (to a TimelineWriter): {len(direct_writes)}")
+    for c in direct_writes:
         print("   ", c)
 
 

@@ -11,12 +11,13 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.column_ranges import (
+    DEFAULT_MAX_COLUMNS_TO_INDEX,
     column_ranges_from_parquet,
     columns_to_index,
     parquet_footer,
@@ -32,9 +33,12 @@ from hudi_md.metadata.records_builder import (
     merge_ranges,
     record_index_records,
 )
+from hudi_md.metadata.writer import MetadataTableWriter
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, update_table_config
+from hudi_md.table.fs_view import FileSlice, FileSystemView
+from hudi_md.table.state import TableState
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +46,13 @@ INDEX_DEFS = ".hoodie/.index_defs/index.json"
 PARTITION_ORDER = list(K.MAINTAINED_PARTITIONS)
 
 Progress = Callable[[str, int, int], None]
+
+
+class IndexOptions(Protocol):
+    """The write options the MDT's initialisation reads (``hudi_md.write.config.WriteConfig``)."""
+
+    column_stats_columns: list[str] | None
+    column_stats_max_columns: int
 
 
 def delete_metadata_table(storage: Storage) -> TableConfig:
@@ -89,7 +100,9 @@ def drop_indexes(storage: Storage, names: Sequence[str]) -> TableConfig:
     return config
 
 
-def _drop_half_built(storage: Storage, writer: Any, config: TableConfig, partitions: Sequence[str]) -> None:
+def _drop_half_built(
+    storage: Storage, writer: MetadataTableWriter, config: TableConfig, partitions: Sequence[str]
+) -> None:
     """Remove what a build that died left of the MDT partitions about to be built. The table
     config is the truth (readers use only the partitions it lists), so a partition it does not
     list is half-built whatever its files say: its folder goes, with every pending init instant
@@ -201,15 +214,12 @@ def initialize_partitions(
     storage: Storage,
     config: TableConfig,
     partitions: Sequence[str],
-    write_config: Any,
+    write_config: IndexOptions | None,
     options: Mapping[str, str],
     *,
     progress: Progress | None = None,
 ) -> TableConfig:
     """Build the named MDT partitions from the table as it is now (the caller holds the lock)."""
-    from hudi_md.metadata.writer import MetadataTableWriter
-    from hudi_md.table.state import TableState
-
     table = TableState(storage, {"hoodie.metadata.enable": "false"})
     writer = MetadataTableWriter(storage, config, options)
     _drop_half_built(storage, writer, config, partitions)
@@ -247,7 +257,7 @@ def initialize_partitions(
 BATCH_PARTITIONS = 64
 
 
-def _estimate_records(mdt_partition: str, table: Any, partitions: Sequence[str]) -> int:
+def _estimate_records(mdt_partition: str, table: TableState, partitions: Sequence[str]) -> int:
     """Record-index size estimate from the commit metadata (no data is read for it)."""
     if mdt_partition != K.RECORD_INDEX:
         return 0
@@ -258,7 +268,7 @@ def _estimate_records(mdt_partition: str, table: Any, partitions: Sequence[str])
     return total
 
 
-def _file_groups(writer: Any, partition: str, estimated_records: int) -> int:
+def _file_groups(writer: MetadataTableWriter, partition: str, estimated_records: int) -> int:
     n = writer.file_group_count(partition)
     if partition != K.RECORD_INDEX:
         return n
@@ -272,19 +282,18 @@ def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
         yield items[start : start + size]
 
 
-def _columns_to_index(schema: pa.Schema, write_config: Any) -> list[str]:
-
+def _columns_to_index(schema: pa.Schema, write_config: IndexOptions | None) -> list[str]:
     return columns_to_index(
         schema,
         column_list=getattr(write_config, "column_stats_columns", None),
-        max_columns=getattr(write_config, "column_stats_max_columns", 32),
+        max_columns=getattr(write_config, "column_stats_max_columns", DEFAULT_MAX_COLUMNS_TO_INDEX),
     )
 
 
 def _records_for(
     mdt_partition: str,
-    table: Any,
-    view: Any,
+    table: TableState,
+    view: FileSystemView,
     partitions: Sequence[str],
     columns: Sequence[str],
     types: Mapping[str, pa.DataType],
@@ -354,8 +363,8 @@ def _records_for(
 
 
 def _log_file_ranges(
-    table: Any, slices: Sequence[Any], columns: Sequence[str]
-) -> Iterator[tuple[Any, str, dict[str, ColumnRange]]]:
+    table: TableState, slices: Sequence[FileSlice], columns: Sequence[str]
+) -> Iterator[tuple[FileSlice, str, dict[str, ColumnRange]]]:
     """(slice, log file name, column ranges of the records in that log file) for every log file."""
     from hudi_md.read.slice_reader import SliceRowReader
     from hudi_md.table.fs_view import FileSlice
