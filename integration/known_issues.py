@@ -64,7 +64,7 @@ SPARK_WRITER_STALE_RLI = (
     "(hudi_md/spark/writer.py _lookup_record_index / write_dataframe): after insert_overwrite left "
     "stale entries [rli-overwrite], upserted keys k030, k033, k036, k039 (partition sf) are written as "
     "a new slice of the *replaced* file group and are lost for every reader (hudi-md, Hudi with and "
-    "without the MDT). The pyarrow path (HudiWriter._existing_locations) filters by latest slices and "
+    "without the MDT). The pyarrow path (write.tagging.existing_locations) filters by latest slices and "
     "is not affected."
 )
 COMPLEX_KEY_ENCODING = (
