@@ -20,7 +20,6 @@ import threading
 from collections import Counter
 from typing import Any
 
-import hudi
 import pyarrow as pa
 import pytest
 import s3fs
@@ -32,6 +31,7 @@ from hudi_md.storage import Storage
 from hudi_md.table.timeline import Timeline
 from hudi_md.write.writer import CommitCompletedError, HudiWriter
 from s3_fault_proxy import FaultProxy
+from table_model import Model, assert_readers, pending_instants, triples
 
 pytestmark = pytest.mark.s3
 
@@ -68,22 +68,6 @@ def _rows(ids: range, ts: int) -> pa.Table:
     )
 
 
-class Model:
-    def __init__(self) -> None:
-        self.rows: dict[str, tuple] = {}
-
-    def upsert(self, t: pa.Table) -> None:
-        for i, ts, fare in zip(*(t.column(c).to_pylist() for c in ("id", "ts", "fare")), strict=True):
-            self.rows[i] = (i, ts, fare)
-
-    def expected(self) -> list[tuple]:
-        return sorted(self.rows.values())
-
-
-def _triples(t: pa.Table) -> list[tuple]:
-    return sorted(zip(*(t.column(c).to_pylist() for c in ("id", "ts", "fare")), strict=True))
-
-
 @pytest.fixture(scope="module")
 def proxy() -> Any:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -106,11 +90,6 @@ def _check_readers(proxy: FaultProxy, uri: str, expected: list[tuple]) -> None:
     """Every reader, straight to the store (no faults): hudi-md with the MDT and by listing, hudi-rs;
     the MDT agrees with a listing; nothing is left pending."""
     direct = proxy.storage_options(direct=True)
-    table = hudi_md.open_table(uri, direct)
-    assert table.uses_metadata_table
-    assert _triples(table.read(columns=["id", "ts", "fare"])) == expected, "hudi-md"
-    listed = hudi_md.open_table(uri, {**direct, "hoodie.metadata.enable": "false"})
-    assert _triples(listed.read(columns=["id", "ts", "fare"])) == expected, "hudi-md (listing)"
     rs_opts = {
         "aws_endpoint_url": proxy.direct_endpoint,
         "aws_access_key_id": "test",
@@ -118,12 +97,11 @@ def _check_readers(proxy: FaultProxy, uri: str, expected: list[tuple]) -> None:
         "aws_region": "us-east-1",
         "aws_allow_http": "true",
     }
-    rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(uri).with_options(rs_opts).build().read())
-    assert _triples(rs) == expected, "hudi-rs"
+    table, _ = assert_readers(uri, expected, direct, rs_opts)
+    assert table.uses_metadata_table
     diffs = validate_metadata_table(table)
     assert not diffs, [d.describe() for d in diffs]
-    pending = Timeline.load(Storage(uri, direct), ".hoodie/timeline", 2).pending()
-    assert list(pending) == []
+    assert pending_instants(uri, direct) == []
 
 
 @pytest.mark.parametrize("seed", [0])
@@ -140,9 +118,9 @@ def test_transient_failures_are_retried(proxy: FaultProxy, seed: int) -> None:
         steps = [(range(0, 40), 1, "insert"), (range(20, 60), 2, "upsert"), (range(0, 60, 3), 3, "upsert")]
         for ids, ts, op in steps:
             HudiWriter(uri, opts).write(_rows(ids, ts), op)
-            model.upsert(_rows(ids, ts))
+            model.apply(op, _rows(ids, ts))
         faulty = hudi_md.open_table(uri, opts)
-        assert _triples(faulty.read(columns=["id", "ts", "fare"])) == model.expected()
+        assert triples(faulty.read(columns=["id", "ts", "fare"])) == model.expected()
     finally:
         proxy.plan = lambda n, method, path: "pass"
     assert sum(proxy.injected.values()) - before >= 20

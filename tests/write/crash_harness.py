@@ -30,13 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import hudi
-import pyarrow as pa
-
 import hudi_md
 from hudi_md.errors import HudiMdError
 from hudi_md.metadata.validate import validate_metadata_table
-from hudi_md.storage import SimulatedCrash, Storage, set_fault_hook
+from hudi_md.storage import SimulatedCrash, set_fault_hook
 from hudi_md.table.config import TableConfig
 from hudi_md.table.timeline import Timeline
 from hudi_md.write import services
@@ -44,7 +41,10 @@ from hudi_md.write.config import WriteConfig
 from hudi_md.write.lock import TableLock
 from hudi_md.write.writer import HudiWriter
 
-CITIES = ["sf", "nyc", "sao_paulo"]
+# tests/, for table_model (pytest's conftest puts it on the path; scripts/crash-matrix runs this file)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from table_model import Model, pending_instants, read_hudi_md, read_hudi_rs, read_listing, rows
+
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 
 
@@ -68,53 +68,6 @@ def options(table_type: str, mdt: bool, **extra: str) -> dict[str, str]:
     }
     opts.update(extra)
     return opts
-
-
-def rows(ids: range | list[int], ts: int, seed: int) -> pa.Table:
-    rng = random.Random(seed)
-    ids = list(ids)
-    return pa.table(
-        {
-            "id": pa.array([f"id-{i:04d}" for i in ids], pa.string()),
-            "city": pa.array([CITIES[i % 3] for i in ids], pa.string()),
-            "ts": pa.array([ts] * len(ids), pa.int64()),
-            "fare": pa.array([round(rng.uniform(1, 100), 2) for _ in ids], pa.float64()),
-        }
-    )
-
-
-def triples(t: pa.Table) -> list[tuple]:
-    return sorted(zip(*(t.column(c).to_pylist() for c in ("id", "ts", "fare")), strict=True))
-
-
-class Model:
-    """The rows a table must hold: ``id -> (id, ts, fare)``, and each id's partition."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, tuple] = {}
-
-    def copy(self) -> Model:
-        m = Model()
-        m.rows = dict(self.rows)
-        return m
-
-    def apply(self, operation: str, t: pa.Table) -> None:
-        recs = list(zip(*(t.column(c).to_pylist() for c in ("id", "ts", "fare", "city")), strict=True))
-        if operation == "insert_overwrite_table":
-            self.rows = {}
-        elif operation == "insert_overwrite":
-            cities = {c for *_, c in recs}
-            self.rows = {k: v for k, v in self.rows.items() if CITIES[int(k[3:]) % 3] not in cities}
-        for i, ts, fare, _ in recs:
-            if operation == "delete":
-                self.rows.pop(i, None)
-                continue
-            old = self.rows.get(i)
-            if old is None or ts >= old[1] or operation != "upsert":
-                self.rows[i] = (i, ts, fare)
-
-    def expected(self) -> list[tuple]:
-        return sorted(self.rows.values())
 
 
 # --- steps ---------------------------------------------------------------------------------------
@@ -392,28 +345,15 @@ def kill_hook(k: int, torn: bool = False) -> Any:
 # --- readers -----------------------------------------------------------------------------------------
 
 
-def read_mdt(path: Path) -> list[tuple]:
-    return triples(hudi_md.open_table(str(path)).read(columns=["id", "ts", "fare"]))
-
-
-def read_listing(path: Path) -> list[tuple]:
-    t = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})
-    return triples(t.read(columns=["id", "ts", "fare"]))
-
-
-def read_rs(path: Path) -> list[tuple]:
-    return triples(pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read()))
-
-
-READERS = {"mdt": read_mdt, "listing": read_listing, "hudi-rs": read_rs}
+READERS = {"mdt": read_hudi_md, "listing": read_listing, "hudi-rs": read_hudi_rs}
 
 
 def pending(path: Path) -> list[str]:
     """Pending instants of the data table's timeline and of its MDT's."""
-    out = [str(i) for i in Timeline.load(Storage(str(path)), ".hoodie/timeline", 2).pending()]
+    out = pending_instants(str(path))
     mdt = path / ".hoodie" / "metadata"
     if (mdt / ".hoodie" / "hoodie.properties").exists():
-        out += [f"mdt:{i}" for i in Timeline.load(Storage(str(mdt)), ".hoodie/timeline", 2).pending()]
+        out += [f"mdt:{i}" for i in pending_instants(str(mdt))]
     return out
 
 
@@ -450,8 +390,10 @@ class Outcome:
     @property
     def classes(self) -> list[str]:
         states = set(self.readers.values())
-        state = states.pop() if len(states) == 1 else "disagree:" + ",".join(
-            f"{r}={s}" for r, s in sorted(self.readers.items())
+        state = (
+            states.pop()
+            if len(states) == 1
+            else "disagree:" + ",".join(f"{r}={s}" for r, s in sorted(self.readers.items()))
         )
         out = [f"state:{state}"]
         if self.validate != "answered":
@@ -476,7 +418,7 @@ def classify(got: list[tuple], built: Built) -> str:
 def check_after_crash(path: Path, built: Built, out: Outcome) -> None:
     for name, reader in READERS.items():
         try:
-            out.readers[name] = classify(reader(path), built)
+            out.readers[name] = classify(reader(str(path)), built)
         except Exception as e:
             out.readers[name] = _err(e)
             out.detail.append(f"{name}: {type(e).__name__}: {str(e)[:300]}")
@@ -504,7 +446,7 @@ def recover_and_check(path: Path, built: Built, out: Outcome) -> None:
     results = {}
     for name, reader in READERS.items():
         try:
-            results[name] = reader(path)
+            results[name] = reader(str(path))
         except Exception as e:
             out.recovery = f"read-{name}-" + _err(e)
             out.detail.append(f"after recovery, {name}: {type(e).__name__}: {str(e)[:300]}")

@@ -14,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import hudi
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
@@ -43,6 +42,7 @@ from hudi_md.table.timeline import CLEAN, COMPLETES_AS, ROLLBACK, State, Timelin
 from hudi_md.table.timeline_writer import TimelineWriter
 from hudi_md.write import archival
 from hudi_md.write.archival import LSMTimelineWriter, archive, instants_to_archive
+from table_model import read_hudi_md, read_hudi_rs
 
 TIMELINE = ".hoodie/timeline"
 MDT_TIMELINE = ".hoodie/metadata/.hoodie/timeline"
@@ -104,14 +104,11 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 
 
 def _rows(path: Path) -> list[tuple]:
-    t = hudi_md.open_table(str(path)).read(columns=["id", "ts", "fare"])
-    return sorted(zip(*(t.column(c).to_pylist() for c in ("id", "ts", "fare")), strict=True))
+    return read_hudi_md(str(path))
 
 
 def _rs_rows(path: Path) -> list[tuple]:
-    batches = hudi.HudiTableBuilder.from_base_uri(str(path)).build().read()
-    t = pa.Table.from_batches(batches)
-    return sorted(zip(*(t.column(c).to_pylist() for c in ("id", "ts", "fare")), strict=True))
+    return read_hudi_rs(str(path))
 
 
 def _validate(path: Path) -> None:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import hudi
 import pyarrow as pa
-from test_writer_model import Model, _options, _rows, _table, check_readers
+from test_writer_model import _options, _rows, _table, check_readers
 
 import hudi_md
+from table_model import Model
 
 
 def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import hudi
 import pyarrow as pa
 import pytest
 
@@ -29,6 +28,7 @@ from hudi_md.table.timeline import Timeline
 from hudi_md.write.heartbeat import heartbeat_path
 from hudi_md.write.lock import LockLostError, LockTimeoutError, TableLock
 from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
+from table_model import assert_readers, pending_instants
 
 REPO = Path(__file__).resolve().parents[2]
 LOCKS = "org.apache.hudi.client.transaction.lock."
@@ -107,23 +107,12 @@ def apply(model: dict[str, str], data: pa.Table) -> None:
         model[k] = v
 
 
-def _pairs(t: pa.Table) -> list[tuple[str, str]]:
-    return sorted(zip(t.column("id").to_pylist(), t.column("v").to_pylist(), strict=True))
-
-
 def check_table(path: Path, model: dict[str, str]) -> None:
-    expected = sorted(model.items())
-    table = hudi_md.open_table(str(path))
-    assert _pairs(table.read(columns=["id", "v"])) == expected, "hudi-md"
-    listed = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})
-    assert _pairs(listed.read(columns=["id", "v"])) == expected, "hudi-md (listing)"
-    rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
-    assert _pairs(rs) == expected, "hudi-rs"
+    table, _ = assert_readers(str(path), sorted(model.items()), columns=["id", "v"])
     assert table.uses_metadata_table
     diffs = validate_metadata_table(table)
     assert not diffs, [d.describe() for d in diffs]
-    pending = [str(i) for i in Timeline.load(Storage(str(path)), ".hoodie/timeline", 2).pending()]
-    assert pending == []
+    assert pending_instants(str(path)) == []
 
 
 def leftovers(path: Path, instant: str) -> list[str]:

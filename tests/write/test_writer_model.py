@@ -11,7 +11,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import hudi
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -19,6 +18,7 @@ import pytest
 import hudi_md
 from hudi_md.metadata.validate import validate_metadata_table
 from hudi_md.write.writer import Crash, HudiWriter
+from table_model import Model, assert_readers, triples
 
 LAYOUTS = {
     "partitioned": ["city"],
@@ -43,42 +43,6 @@ def _options(table_type: str, partitions: list[str], **extra: str) -> dict[str, 
     }
     opts.update(extra)
     return opts
-
-
-class Model:
-    """Expected rows by (partition values, id): the table as it should read."""
-
-    def __init__(self, partitions: list[str]) -> None:
-        self.partitions = partitions
-        self.rows: dict[tuple, dict[str, Any]] = {}
-
-    def pkey(self, row: dict[str, Any]) -> tuple:
-        return (*(row[p] for p in self.partitions), row["id"])
-
-    def upsert(self, rows: list[dict[str, Any]]) -> None:
-        for r in rows:
-            k = self.pkey(r)
-            old = self.rows.get(k)
-            if old is None or r["ts"] >= old["ts"]:
-                self.rows[k] = r
-
-    def insert(self, rows: list[dict[str, Any]]) -> None:
-        for r in rows:
-            self.rows[self.pkey(r)] = r
-
-    def delete(self, rows: list[dict[str, Any]]) -> None:
-        for r in rows:
-            self.rows.pop(self.pkey(r), None)
-
-    def overwrite(self, rows: list[dict[str, Any]], whole_table: bool) -> None:
-        touched = {tuple(r[p] for p in self.partitions) for r in rows}
-        for k in list(self.rows):
-            if whole_table or k[: len(self.partitions)] in touched:
-                del self.rows[k]
-        self.insert(rows)
-
-    def expected(self) -> list[tuple]:
-        return sorted((r["id"], r["ts"], r["fare"]) for r in self.rows.values())
 
 
 def _rows(rng: random.Random, ids: list[int], ts: int) -> list[dict[str, Any]]:
@@ -106,29 +70,9 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
     )
 
 
-def _triples(t: pa.Table) -> list[tuple]:
-    return sorted(
-        zip(t.column("id").to_pylist(), t.column("ts").to_pylist(), t.column("fare").to_pylist(), strict=True)
-    )
-
-
 def check_readers(path: Path, model: Model, table_type: str) -> None:
     expected = model.expected()
-    table = hudi_md.open_table(str(path))
-    assert _triples(table.read(columns=["id", "ts", "fare"])) == expected, "hudi-md"
-    listed = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})
-    assert _triples(listed.read(columns=["id", "ts", "fare"])) == expected, "hudi-md (listing)"
-    batches = hudi.HudiTableBuilder.from_base_uri(str(path)).build().read()
-    rs = (
-        pa.Table.from_batches(batches)
-        if batches
-        else pa.table({c: pa.array([], pa.string()) for c in ("id", "_hoodie_record_key")})
-        .append_column("ts", pa.array([], pa.int64()))
-        .append_column("fare", pa.array([], pa.float64()))
-        .append_column("_hoodie_partition_path", pa.array([], pa.string()))
-        .append_column("_hoodie_file_name", pa.array([], pa.string()))
-    )
-    assert _triples(rs) == expected, "hudi-rs"
+    table, rs = assert_readers(str(path), expected)
     if table_type == "COPY_ON_WRITE":
         files = [path / r["base_file"] for r in table.file_slices().to_pylist()]
         parquet = (
@@ -136,7 +80,7 @@ def check_readers(path: Path, model: Model, table_type: str) -> None:
             if files
             else pa.table({"id": [], "ts": [], "fare": []})
         )
-        assert _triples(parquet) == expected, "parquet over latest base files"
+        assert triples(parquet) == expected, "parquet over latest base files"
     if table.uses_metadata_table:
         diffs = validate_metadata_table(table)
         assert not diffs, [d.describe() for d in diffs]
