@@ -111,20 +111,7 @@ class Table(TableState):
 
 
 def slices_to_arrow(slices: Sequence[FileSlice]) -> pa.Table:
-    slices = sorted(slices, key=lambda s: (s.partition_path, s.file_id))
-    return pa.table(
-        {
-            "partition_path": pa.array([s.partition_path for s in slices], pa.string()),
-            "file_id": pa.array([s.file_id for s in slices], pa.string()),
-            "base_instant": pa.array([s.base_instant for s in slices], pa.string()),
-            "base_file": pa.array([s.base_file.path if s.base_file else None for s in slices], pa.string()),
-            "base_file_size": pa.array(
-                [s.base_file.size if s.base_file else None for s in slices], pa.int64()
-            ),
-            "log_files": pa.array([[lf.path for lf in s.log_files] for s in slices], pa.list_(pa.string())),
-            "log_file_sizes": pa.array(
-                [[lf.size for lf in s.log_files] for s in slices], pa.list_(pa.int64())
-            ),
-            "total_size": pa.array([s.total_size for s in slices], pa.int64()),
-        }
-    )
+    """``Table.file_slices()``'s rows (see :mod:`hudi_md.table.slice_rows`)."""
+    from hudi_md.table import slice_rows
+
+    return slice_rows.slices_to_arrow(slices)

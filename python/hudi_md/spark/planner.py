@@ -10,19 +10,21 @@ Requests:
 * ``{"op": "schema", "path": P, "options": {...}}`` → ``{"ok": true, "data_schema": <Spark
   StructType JSON>, "partition_schema": <Spark StructType JSON>, "latest_instant": T}``
 * ``{"op": "plan", "path": P, "options": {...}, "filters": <expression JSON or null>}`` →
-  ``{"ok": true, "counters": {...}, "latest_instant": T, "rows": N}`` + Arrow stream with columns
-  ``partition_path``, one ``p:<column>`` per partition column (typed), ``base_file`` (absolute
-  URI or null), ``base_file_size``, ``modification_time`` (ms), ``log_files`` (absolute URIs),
-  ``log_file_sizes``.
-* ``{"op": "read_slice", "path": P, "options": {...}, "slice": {"partition_path", "base_file",
-  "base_file_size", "log_files", "log_file_sizes"} (as in a plan row), "columns": [...] or null}``
-  → ``{"ok": true, "rows": N}`` + Arrow stream of the slice's merged rows (MOR base + logs), for
-  the executors' readers. For an incremental query only the rows whose ``_hoodie_commit_time`` is
-  one of the range's commits.
+  ``{"ok": true, "counters": {...}, "latest_instant": T, "rows": N}`` + Arrow stream of slice rows
+  (:mod:`hudi_md.table.slice_rows`: ``partition_path``, ``file_id``, ``base_instant``,
+  ``base_file`` (absolute URI or null), ``base_file_size``, ``log_files`` (absolute URIs),
+  ``log_file_sizes``, ``total_size``), then one ``p:<column>`` per partition column (typed).
+* ``{"op": "read_slice", "path": P, "options": {...}, "slice": <one plan row as a JSON object,
+  without the p: columns>, "columns": [...] or null}`` → ``{"ok": true, "rows": N}`` + Arrow
+  stream of the slice's merged rows (MOR base + logs), for the executors' readers. For an
+  incremental query only the rows whose ``_hoodie_commit_time`` is one of the range's commits.
 * ``{"op": "incremental_range", "path": P, "options": {...}}`` → ``{"ok": true, "begin": B or
   null, "end": E or null, "latest_instant": T or null, "commit_times": [...]}``: the checked range
   of an incremental query and the commits in it (see :func:`incremental_range`).
 * errors: ``{"ok": false, "error_type": ..., "message": ...}``; the process keeps serving.
+
+The names (ops, keys, slice columns, read options) are those of :mod:`hudi_md.spark.protocol`,
+which the shim's ``Protocol.scala`` mirrors.
 
 Options understood besides ``hoodie.*`` and storage options: ``as.of.instant``,
 ``hoodie.datasource.query.type`` (snapshot | read_optimized | incremental),
@@ -39,6 +41,7 @@ Tables are cached per path and options, keyed by the latest instant on the timel
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import logging
 import struct
@@ -51,18 +54,26 @@ from typing import Any, BinaryIO
 
 import pyarrow as pa
 
-import hudi_md
+from hudi_md.api import open_table
 from hudi_md.errors import HudiMdError, InvalidOptionError
 from hudi_md.planning.scan import TableScan
+from hudi_md.spark import protocol as P
+from hudi_md.spark.protocol import AS_OF, BEGIN, END, QUERY_TYPE
 from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.slice_rows import slice_from_row, slices_to_arrow
 
 log = logging.getLogger(__name__)
 
-AS_OF = "as.of.instant"
-QUERY_TYPE = "hoodie.datasource.query.type"
-BEGIN = "hoodie.datasource.read.begin.instanttime"
-END = "hoodie.datasource.read.end.instanttime"
-_READ_OPTIONS = {AS_OF, QUERY_TYPE, BEGIN, END, "path"}
+_READ_OPTIONS = {AS_OF, QUERY_TYPE, BEGIN, END, P.PATH}
+
+
+def _version() -> str:
+    """The installed hudi-md's version (the planner imports no more than it uses: not the package
+    root, which sits above the Spark layer)."""
+    try:
+        return importlib.metadata.version("hudi-md")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def read_frame(stream: BinaryIO) -> bytes | None:
@@ -93,7 +104,7 @@ class Planner:
     def _table(self, path: str, options: Mapping[str, str]) -> Any:
         table_opts = {k: v for k, v in options.items() if k not in _READ_OPTIONS}
         key = json.dumps([path, sorted(table_opts.items())])
-        fresh = hudi_md.open_table(path, s3a_storage_options(path, table_opts))
+        fresh = open_table(path, s3a_storage_options(path, table_opts))
         latest = fresh.timeline.last()
         marker = latest.file_name if latest else None
         with self._lock:
@@ -104,35 +115,35 @@ class Planner:
         return fresh
 
     def handle(self, request: Mapping[str, Any]) -> tuple[dict[str, Any], bytes | None]:
-        op = request.get("op")
-        if op == "ping":
-            return {"ok": True, "version": hudi_md.__version__}, None
-        path = request.get("path")
+        op = request.get(P.OP)
+        if op == P.OP_PING:
+            return {P.OK: True, P.VERSION: _version()}, None
+        path = request.get(P.PATH)
         if not path:
-            raise InvalidOptionError("request without 'path'")
-        options = {str(k): str(v) for k, v in (request.get("options") or {}).items()}
+            raise InvalidOptionError(f"request without '{P.PATH}'")
+        options = {str(k): str(v) for k, v in (request.get(P.OPTIONS) or {}).items()}
         table = self._table(path, options)
         latest = table.timeline.write_timeline().last()
-        if op == "schema":
+        if op == P.OP_SCHEMA:
             data, part = spark_schemas(table)
             return {
-                "ok": True,
-                "data_schema": data,
-                "partition_schema": part,
-                "latest_instant": latest.requested_time if latest else None,
+                P.OK: True,
+                P.DATA_SCHEMA: data,
+                P.PARTITION_SCHEMA: part,
+                P.LATEST_INSTANT: latest.requested_time if latest else None,
             }, None
-        if op == "plan":
-            return self._plan(table, options, request.get("filters"), latest)
-        if op == "read_slice":
-            return self._read_slice(table, options, request.get("slice") or {}, request.get("columns"))
-        if op == "incremental_range":
+        if op == P.OP_PLAN:
+            return self._plan(table, options, request.get(P.FILTERS), latest)
+        if op == P.OP_READ_SLICE:
+            return self._read_slice(table, options, request.get(P.SLICE) or {}, request.get(P.COLUMNS))
+        if op == P.OP_INCREMENTAL_RANGE:
             rng = incremental_range(table, options)
             return {
-                "ok": True,
-                "begin": rng.begin,
-                "end": rng.end,
-                "latest_instant": rng.latest,
-                "commit_times": list(rng.commit_times),
+                P.OK: True,
+                P.BEGIN_INSTANT: rng.begin,
+                P.END_INSTANT: rng.end,
+                P.LATEST_INSTANT: rng.latest,
+                P.COMMIT_TIMES: list(rng.commit_times),
             }, None
         raise InvalidOptionError(f"unknown planner op {op!r}")
 
@@ -143,30 +154,30 @@ class Planner:
         from hudi_md.planning.planner import plan_scan
 
         expr = from_json(filters) if filters else None
-        query_type = options.get(QUERY_TYPE, "snapshot")
-        if query_type not in ("snapshot", "read_optimized", "incremental"):
+        query_type = options.get(QUERY_TYPE, P.QUERY_SNAPSHOT)
+        if query_type not in P.QUERY_TYPES:
             raise InvalidOptionError(
                 f"{QUERY_TYPE} must be snapshot, read_optimized or incremental, got {query_type!r}"
             )
-        if query_type == "incremental":
+        if query_type == P.QUERY_INCREMENTAL:
             rng = incremental_range(table, options)
             slices, _ = TableScan(table, filters=expr).incremental_plan(rng.begin, rng.end)
-            counters = {"commits_in_range": len(rng.commit_times), "file_slices": len(slices)}
+            counters = {P.COUNTER_COMMITS_IN_RANGE: len(rng.commit_times), P.COUNTER_FILE_SLICES: len(slices)}
         else:
             as_of = table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
-            plan = plan_scan(table, expr, as_of=as_of, read_optimized=query_type == "read_optimized")
+            plan = plan_scan(table, expr, as_of=as_of, read_optimized=query_type == P.QUERY_READ_OPTIMIZED)
             slices = plan.slices
             counters = dict(plan.counters)
-        counters["storage_requests"] = table.storage_stats()["requests"]
-        batch = slices_to_arrow(table, slices)
+        counters[P.COUNTER_STORAGE_REQUESTS] = table.storage_stats()["requests"]
+        batch = plan_rows(table, slices)
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, batch.schema) as writer:
             writer.write_table(batch)
         header = {
-            "ok": True,
-            "counters": counters,
-            "latest_instant": latest.requested_time if latest else None,
-            "rows": batch.num_rows,
+            P.OK: True,
+            P.COUNTERS: counters,
+            P.LATEST_INSTANT: latest.requested_time if latest else None,
+            P.ROWS: batch.num_rows,
         }
         return header, sink.getvalue().to_pybytes()
 
@@ -176,48 +187,10 @@ class Planner:
         """Merge one MOR file slice (base + logs) and return its rows as an Arrow stream."""
         from hudi_md.read.merge import MergeSpec
         from hudi_md.read.slice_reader import instant_validator, read_file_slice
-        from hudi_md.table.filenames import BaseFileName, LogFileName
-        from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
 
         storage = table.storage
-        partition = desc.get("partition_path") or ""
-
-        def rel(uri: str) -> str:
-            root = storage.uri()
-            for prefix in (root, "file:" + root, "file://" + root):
-                if uri.startswith(prefix + "/"):
-                    return uri[len(prefix) + 1 :]
-            raise InvalidOptionError(f"slice file {uri} is not under the table {root}")
-
-        base = None
-        if desc.get("base_file"):
-            path = rel(desc["base_file"])
-            parsed = BaseFileName.parse(path.rsplit("/", 1)[-1])
-            if parsed is None:
-                raise InvalidOptionError(f"not a base file name: {desc['base_file']}")
-            base = BaseFile(
-                partition, parsed.name, int(desc.get("base_file_size") or 0), parsed.file_id, parsed.instant
-            )
-        logs = []
-        for uri, size in zip(desc.get("log_files") or [], desc.get("log_file_sizes") or [], strict=False):
-            path = rel(uri)
-            parsed_log = LogFileName.parse(path.rsplit("/", 1)[-1])
-            if parsed_log is None:
-                raise InvalidOptionError(f"not a log file name: {uri}")
-            logs.append(
-                LogFile(
-                    partition,
-                    parsed_log.name,
-                    int(size),
-                    parsed_log.file_id,
-                    parsed_log.instant,
-                    parsed_log.version,
-                    parsed_log.write_token,
-                )
-            )
-        file_id = base.file_id if base else (logs[0].file_id if logs else "")
-        fs = FileSlice(partition, file_id, base.instant if base else "", base, tuple(logs))
-        if options.get(QUERY_TYPE) == "incremental":
+        fs = slice_from_row(desc, root=storage.uri())
+        if options.get(QUERY_TYPE) == P.QUERY_INCREMENTAL:
             rows = _read_incremental_slice(table, fs, incremental_range(table, options), columns)
         else:
             as_of = table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
@@ -233,7 +206,7 @@ class Planner:
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, rows.schema) as writer:
             writer.write_table(rows)
-        return {"ok": True, "rows": rows.num_rows}, sink.getvalue().to_pybytes()
+        return {P.OK: True, P.ROWS: rows.num_rows}, sink.getvalue().to_pybytes()
 
 
 # --- incremental queries ---------------------------------------------------------------------------
@@ -426,46 +399,24 @@ def s3a_storage_options(path: str, options: Mapping[str, str]) -> dict[str, Any]
     return out
 
 
-def slices_to_arrow(table: Any, slices: Any) -> pa.Table:
+def plan_rows(table: Any, slices: Sequence[FileSlice]) -> pa.Table:
+    """A ``plan`` answer's rows: the slices' rows with absolute URIs, plus the typed values of
+    :func:`partition_arrow_schema`'s columns (``p:<column>``)."""
     from hudi_md.table.partitions import PartitionScheme
 
     scheme = PartitionScheme(table.config)
     pschema = partition_arrow_schema(table)
-    cols: dict[str, list[Any]] = {f"p:{f.name}": [] for f in pschema}
-    rows: dict[str, list[Any]] = {
-        "partition_path": [],
-        "base_file": [],
-        "base_file_size": [],
-        "modification_time": [],
-        "log_files": [],
-        "log_file_sizes": [],
-    }
-    storage = table.storage
-    for s in sorted(slices, key=lambda s: (s.partition_path, s.file_id)):
-        values = scheme.typed_values(s.partition_path, pschema) if pschema.names else {}
-        if values is None:
+
+    def values(partition_path: str) -> Mapping[str, Any]:
+        found = scheme.typed_values(partition_path, pschema)
+        if found is None:
             raise InvalidOptionError(
-                f"{table.uri}: partition path {s.partition_path!r} does not carry the values of "
+                f"{table.uri}: partition path {partition_path!r} does not carry the values of "
                 f"{', '.join(pschema.names)} (key generator {table.config.keygen})"
             )
-        for f in pschema:
-            cols[f"p:{f.name}"].append(values.get(f.name))
-        rows["partition_path"].append(s.partition_path)
-        rows["base_file"].append(storage.uri(s.base_file.path) if s.base_file else None)
-        rows["base_file_size"].append(s.base_file.size if s.base_file else 0)
-        rows["modification_time"].append(0)
-        rows["log_files"].append([storage.uri(lf.path) for lf in s.log_files])
-        rows["log_file_sizes"].append([lf.size for lf in s.log_files])
-    arrays = {
-        "partition_path": pa.array(rows["partition_path"], pa.string()),
-        **{name: pa.array(cols[name], pschema.field(name[2:]).type) for name in cols},
-        "base_file": pa.array(rows["base_file"], pa.string()),
-        "base_file_size": pa.array(rows["base_file_size"], pa.int64()),
-        "modification_time": pa.array(rows["modification_time"], pa.int64()),
-        "log_files": pa.array(rows["log_files"], pa.list_(pa.string())),
-        "log_file_sizes": pa.array(rows["log_file_sizes"], pa.list_(pa.int64())),
-    }
-    return pa.table(arrays)
+        return found
+
+    return slices_to_arrow(slices, uri=table.storage.uri, partition_schema=pschema, partition_values=values)
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
@@ -478,7 +429,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             header, body = planner.handle(json.loads(frame))
         except (HudiMdError, ValueError, OSError, KeyError) as e:
             log.warning("planner request failed: %s", e)
-            header, body = {"ok": False, "error_type": type(e).__name__, "message": str(e)}, None
+            header, body = {P.OK: False, P.ERROR_TYPE: type(e).__name__, P.MESSAGE: str(e)}, None
         write_frame(stdout, json.dumps(header, default=str).encode("utf-8"))
         if body is not None:
             write_frame(stdout, body)

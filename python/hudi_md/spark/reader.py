@@ -11,28 +11,25 @@ from typing import Any
 
 import pyarrow as pa
 
-import hudi_md
+from hudi_md.api import open_table
 
 
 def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | None, as_of: str | None):
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from hudi_md.read.merge import MergeSpec
         from hudi_md.planning.scan import with_values
+        from hudi_md.read.merge import MergeSpec
         from hudi_md.read.slice_reader import instant_validator, read_file_slice
-        from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
         from hudi_md.table.partitions import PartitionScheme
+        from hudi_md.table.slice_rows import slice_from_row
 
-        table = hudi_md.open_table(path, dict(options))
+        table = open_table(path, dict(options))
         schema = table.schema
         scheme = PartitionScheme(table.config)
         merge = MergeSpec.from_config(table.config)
         valid = instant_validator(table.timeline, as_of)
         for b in batches:
             for text in b.column(0).to_pylist():
-                d = json.loads(text)
-                base = BaseFile(**d["base_file"]) if d["base_file"] else None
-                logs = tuple(LogFile(**lf) for lf in d["log_files"])
-                s = FileSlice(d["partition_path"], d["file_id"], d["base_instant"], base, logs)
+                s = slice_from_row(json.loads(text))
                 rows = read_file_slice(
                     table.storage, s, schema=schema, merge=merge, is_valid_instant=valid, columns=columns
                 )
@@ -52,20 +49,19 @@ def read_table(
     read_optimized: bool = False,
 ) -> Any:
     """A DataFrame of the table's snapshot (or read-optimized view), planned through the MDT."""
-    from dataclasses import asdict
-
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
     from hudi_md.planning.planner import plan_scan
     from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
     from hudi_md.table.partitions import PartitionScheme
+    from hudi_md.table.slice_rows import slices_to_arrow
 
     def from_arrow_schema(s: pa.Schema) -> StructType:
         return StructType.fromJson(arrow_schema_to_spark_json(s))
 
     opts = {str(k): str(v) for k, v in (options or {}).items()}
-    table = hudi_md.open_table(path, opts)
+    table = open_table(path, opts)
     expr = table.to_expression(filters)
     instant = table.resolve_instant(as_of)
     plan = plan_scan(table, expr, as_of=instant, read_optimized=read_optimized)
@@ -91,7 +87,8 @@ def read_table(
                 frame = frame.withColumn(name, F.lit(value).cast(frame.schema[name].dataType))
             frames.append(frame.select(*cols))
     if with_logs:
-        descriptors = [json.dumps(asdict(s)) for s in with_logs]
+        # One slice row (as Table.file_slices() has it) per merged slice, as JSON.
+        descriptors = [json.dumps(row) for row in slices_to_arrow(with_logs).to_pylist()]
         slices = spark.createDataFrame([(d,) for d in descriptors], "slice string").repartition(
             len(descriptors)
         )

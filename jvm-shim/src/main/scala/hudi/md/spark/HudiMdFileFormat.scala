@@ -16,9 +16,8 @@ import org.apache.spark.sql.types.StructType
  * slices with log files merged by the planner process on the executor.
  *
  * [[HudiMdFileIndex]] lists a slice with log files as one file under a path no file has
- * (`<partition dir>/.hudi-md-slice/<file id>`), with the slice description (JSON: the plan row's
- * `partition_path`, `base_file`, `base_file_size`, `log_files`, `log_file_sizes`) in the listing's
- * file metadata. Spark copies that metadata into each `PartitionedFile`
+ * (`<partition dir>/.hudi-md-slice/<file id>`), with the slice description (the slice's plan row as
+ * a JSON object, see [[Protocol]] and [[HudiMdFileIndex]]) in the listing's file metadata. Spark copies that metadata into each `PartitionedFile`
  * (`otherConstantMetadataColumnValues`), which is serialized to the executors with the task; the
  * reader built here sends it to the executor's planner process (`read_slice`, see [[SliceReader]])
  * and turns the Arrow answer into Spark's columnar batches or rows. Every other file goes to the

@@ -22,15 +22,44 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.slf4j.LoggerFactory
 
-/** One file slice of a plan: partition values (Catalyst internal form), base file, log files. */
+/**
+ * One file slice of a plan: a slice row of the planner's answer ([[Protocol]]: partition path,
+ * file id, base instant, base file, log files, sizes) and its partition values (Catalyst internal
+ * form).
+ */
 private[spark] case class PlannedSlice(
     partitionPath: String,
+    fileId: String,
+    baseInstant: String,
     values: InternalRow,
     baseFile: Option[String],
     baseFileSize: Long,
-    modificationTime: Long,
     logFiles: Seq[String],
-    logFileSizes: Seq[Long])
+    logFileSizes: Seq[Long],
+    totalSize: Long) {
+
+  /** The slice row as a JSON object (without the partition values): `read_slice`'s `slice`. */
+  def toJson: ObjectNode = {
+    val row = PlannerClient.mapper.createObjectNode()
+    row.put(Protocol.PartitionPath, partitionPath)
+    row.put(Protocol.FileId, fileId)
+    row.put(Protocol.BaseInstant, baseInstant)
+    baseFile match {
+      case Some(f) =>
+        row.put(Protocol.BaseFile, f)
+        row.put(Protocol.BaseFileSize, baseFileSize)
+      case None =>
+        row.putNull(Protocol.BaseFile)
+        row.putNull(Protocol.BaseFileSize)
+    }
+    val logs = row.putArray(Protocol.LogFiles)
+    logFiles.foreach(f => logs.add(f))
+    val sizes = row.putArray(Protocol.LogFileSizes)
+    logFileSizes.foreach(n => sizes.add(n))
+    row.put(Protocol.TotalSize, totalSize)
+    row
+  }
+}
 
 /** A `plan` answer: the header's counters and instant, and the slices. */
 private[spark] case class PlanResult(counters: ObjectNode, latestInstant: String, slices: IndexedSeq[PlannedSlice])
@@ -57,7 +86,7 @@ class HudiMdFileIndex(
   import HudiMdFileIndex._
 
   private val readOptimized = options.exists { case (k, v) =>
-    k.equalsIgnoreCase(QueryTypeKey) && v.trim.toLowerCase(Locale.ROOT) == "read_optimized"
+    k.equalsIgnoreCase(QueryTypeKey) && v.trim.toLowerCase(Locale.ROOT) == Protocol.QueryReadOptimized
   }
 
   private var schemas: Option[(StructType, StructType)] = None
@@ -74,9 +103,9 @@ class HudiMdFileIndex(
 
   private def loadSchemas(): (StructType, StructType) = synchronized {
     schemas.getOrElse {
-      val (header, _) = PlannerClient.call(settings, request("schema"), withBody = false)
-      val data = DataType.fromJson(header.path("data_schema").asText()).asInstanceOf[StructType]
-      val part = DataType.fromJson(header.path("partition_schema").asText()).asInstanceOf[StructType]
+      val (header, _) = PlannerClient.call(settings, request(Protocol.OpSchema), withBody = false)
+      val data = DataType.fromJson(header.path(Protocol.DataSchema).asText()).asInstanceOf[StructType]
+      val part = DataType.fromJson(header.path(Protocol.PartitionSchema).asText()).asInstanceOf[StructType]
       schemas = Some((data, part))
       (data, part)
     }
@@ -99,16 +128,16 @@ class HudiMdFileIndex(
           Some(sliceStatus(s))
         } else {
           s.baseFile.map(f =>
-            FileStatusWithMetadata(new FileStatus(s.baseFileSize, false, 1, BlockSize, s.modificationTime, new Path(f))))
+            FileStatusWithMetadata(new FileStatus(s.baseFileSize, false, 1, BlockSize, ModificationTime, new Path(f))))
         }
       }
       PartitionDirectory(values, files.toList)
     }.filter(_.files.nonEmpty)
     val fileCount = directories.map(_.files.size).sum
     val counters = plan.counters.deepCopy()
-    counters.put("jvm_partitions", directories.size)
-    counters.put("jvm_files", fileCount)
-    counters.put("jvm_merged_slices", merged)
+    counters.put(Protocol.CounterJvmPartitions, directories.size)
+    counters.put(Protocol.CounterJvmFiles, fileCount)
+    counters.put(Protocol.CounterJvmMergedSlices, merged)
     record(tablePath, plan.latestInstant, filters, counters)
     log.info(s"hudi-md plan for $tablePath at ${plan.latestInstant}: $counters")
     directories.toList
@@ -134,49 +163,40 @@ class HudiMdFileIndex(
   /**
    * A file slice with log files as one unsplittable file for Spark's scan: a path no file has
    * (`<partition>/.hudi-md-slice/<file id>`, see [[HudiMdFileFormat.isSlicePath]]) and the slice
-   * description (the plan row's fields, JSON) in the file's metadata, which Spark hands to the
+   * description (the slice row, [[PlannedSlice.toJson]]) in the file's metadata, which Spark hands to the
    * reader on the executor as `PartitionedFile.otherConstantMetadataColumnValues`.
    */
   private def sliceStatus(s: PlannedSlice): FileStatusWithMetadata = {
     val anyFile = new Path(s.baseFile.getOrElse(s.logFiles.head))
     val fileId = HudiMdFileFormat.fileIdOf(anyFile.getName)
     val path = new Path(new Path(anyFile.getParent, HudiMdFileFormat.SliceDir), fileId)
-    val desc = PlannerClient.mapper.createObjectNode()
-    desc.put("partition_path", s.partitionPath)
-    s.baseFile match {
-      case Some(f) => desc.put("base_file", f)
-      case None    => desc.putNull("base_file")
-    }
-    desc.put("base_file_size", s.baseFileSize)
-    val logs = desc.putArray("log_files")
-    s.logFiles.foreach(f => logs.add(f))
-    val sizes = desc.putArray("log_file_sizes")
-    s.logFileSizes.foreach(n => sizes.add(n))
     val length = s.baseFileSize + s.logFileSizes.sum
     FileStatusWithMetadata(
-      new FileStatus(length, false, 1, BlockSize, s.modificationTime, path),
-      Map(HudiMdFileFormat.SliceKey -> desc.toString))
+      new FileStatus(length, false, 1, BlockSize, ModificationTime, path),
+      Map(HudiMdFileFormat.SliceKey -> s.toJson.toString))
   }
 
   private def planFor(filters: ObjectNode): PlanResult = synchronized {
     val key = filters.toString
     if (incremental.exists(_.commitTimes.isEmpty)) {
       // No commit in range: nothing to list, and nothing a later commit may add to this query.
-      val counters = PlannerClient.mapper.createObjectNode().put("commits_in_range", 0).put("file_slices", 0)
+      val counters =
+        PlannerClient.mapper.createObjectNode().put(Protocol.CounterCommitsInRange, 0).put(Protocol.CounterFileSlices, 0)
       return PlanResult(counters, incremental.flatMap(_.latest).orNull, IndexedSeq.empty)
     }
     Option(plans.get(key)).getOrElse {
-      val req = request("plan")
-      if (filters.path("op").asText() == "true") req.putNull("filters") else req.set[JsonNode]("filters", filters)
+      val req = request(Protocol.OpPlan)
+      if (filters.path("op").asText() == "true") req.putNull(Protocol.Filters)
+      else req.set[JsonNode](Protocol.Filters, filters)
       val (header, body) = PlannerClient.call(settings, req, withBody = true)
-      val counters = header.path("counters") match {
+      val counters = header.path(Protocol.Counters) match {
         case o: ObjectNode => o
         case _             => PlannerClient.mapper.createObjectNode()
       }
-      val result = PlanResult(counters, header.path("latest_instant").asText(null), decode(body.get))
-      if (result.slices.size != header.path("rows").asInt(result.slices.size)) {
+      val result = PlanResult(counters, header.path(Protocol.LatestInstant).asText(null), decode(body.get))
+      if (result.slices.size != header.path(Protocol.Rows).asInt(result.slices.size)) {
         throw new HudiMdPlannerException(
-          s"hudi-md: planner announced ${header.path("rows")} slices for $tablePath but sent ${result.slices.size}")
+          s"hudi-md: planner announced ${header.path(Protocol.Rows)} slices for $tablePath but sent ${result.slices.size}")
       }
       plans.put(key, result)
       result
@@ -206,9 +226,9 @@ class HudiMdFileIndex(
 
   private def request(op: String): ObjectNode = {
     val req = PlannerClient.mapper.createObjectNode()
-    req.put("op", op)
-    req.put("path", tablePath)
-    val opts = req.putObject("options")
+    req.put(Protocol.Op, op)
+    req.put(Protocol.Path, tablePath)
+    val opts = req.putObject(Protocol.Options)
     options.foreach { case (k, v) => opts.put(k, v) }
     req
   }
@@ -226,24 +246,28 @@ class HudiMdFileIndex(
           Option(root.getVector(name)).getOrElse(
             throw new HudiMdPlannerException(s"hudi-md: planner reply for $tablePath has no column '$name'"))
         while (reader.loadNextBatch()) {
-          val partitionPath = column("partition_path")
-          val partCols = partSchema.fields.map(f => (column("p:" + f.name), f.dataType))
-          val baseFile = column("base_file")
-          val baseSize = column("base_file_size")
-          val mtime = column("modification_time")
-          val logFiles = column("log_files").asInstanceOf[ListVector]
-          val logSizes = column("log_file_sizes").asInstanceOf[ListVector]
+          val partitionPath = column(Protocol.PartitionPath)
+          val fileId = column(Protocol.FileId)
+          val baseInstant = column(Protocol.BaseInstant)
+          val partCols = partSchema.fields.map(f => (column(Protocol.PartitionValuePrefix + f.name), f.dataType))
+          val baseFile = column(Protocol.BaseFile)
+          val baseSize = column(Protocol.BaseFileSize)
+          val logFiles = column(Protocol.LogFiles).asInstanceOf[ListVector]
+          val logSizes = column(Protocol.LogFileSizes).asInstanceOf[ListVector]
+          val totalSize = column(Protocol.TotalSize)
           var i = 0
           while (i < root.getRowCount) {
             val values = partCols.map { case (vec, t) => internalValue(vec, i, t) }
             out += PlannedSlice(
               partitionPath = stringAt(partitionPath, i),
+              fileId = stringAt(fileId, i),
+              baseInstant = stringAt(baseInstant, i),
               values = InternalRow.fromSeq(values.toSeq),
               baseFile = Option(stringAt(baseFile, i)),
               baseFileSize = longAt(baseSize, i),
-              modificationTime = longAt(mtime, i),
               logFiles = listAt(logFiles, i).map(v => if (v == null) null else v.toString),
-              logFileSizes = listAt(logSizes, i).map(v => if (v == null) 0L else v.asInstanceOf[Number].longValue())
+              logFileSizes = listAt(logSizes, i).map(v => if (v == null) 0L else v.asInstanceOf[Number].longValue()),
+              totalSize = longAt(totalSize, i)
             )
             i += 1
           }
@@ -332,8 +356,10 @@ class HudiMdFileIndex(
 
 object HudiMdFileIndex {
   private val log = LoggerFactory.getLogger(classOf[HudiMdFileIndex])
-  val QueryTypeKey = "hoodie.datasource.query.type"
+  val QueryTypeKey: String = Protocol.QueryType
   private val BlockSize = 128L * 1024 * 1024
+  /** The listing's modification time of every file (the planner does not report one). */
+  private val ModificationTime = 0L
 
   private final case class Days(days: Int)
   private final case class Micros(micros: Long)
@@ -350,10 +376,10 @@ object HudiMdFileIndex {
 
   private def record(path: String, instant: String, filters: ObjectNode, counters: ObjectNode): Unit = {
     val node = PlannerClient.mapper.createObjectNode()
-    node.put("path", path)
-    node.put("latest_instant", instant)
-    node.set[JsonNode]("filters", filters)
-    node.set[JsonNode]("counters", counters)
+    node.put(Protocol.Path, path)
+    node.put(Protocol.LatestInstant, instant)
+    node.set[JsonNode](Protocol.Filters, filters)
+    node.set[JsonNode](Protocol.Counters, counters)
     last = node.toString
   }
 }

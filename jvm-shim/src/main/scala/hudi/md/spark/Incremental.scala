@@ -39,10 +39,10 @@ private[spark] case class IncrementalRange(
  * merged MOR slices (`read_slice` with the same options).
  */
 private[spark] object Incremental {
-  val QueryTypeKey: String = HudiMdFileIndex.QueryTypeKey
-  val BeginKey = "hoodie.datasource.read.begin.instanttime"
-  val EndKey = "hoodie.datasource.read.end.instanttime"
-  val AsOfKey = "as.of.instant"
+  val QueryTypeKey: String = Protocol.QueryType
+  val BeginKey: String = Protocol.Begin
+  val EndKey: String = Protocol.End
+  val AsOfKey: String = Protocol.AsOf
   val CommitTimeColumn = "_hoodie_commit_time"
 
   /** The read options the planner looks up by exact name. */
@@ -62,7 +62,7 @@ private[spark] object Incremental {
       }
     }
 
-  def isIncremental(options: Map[String, String]): Boolean = options.get(QueryTypeKey).contains("incremental")
+  def isIncremental(options: Map[String, String]): Boolean = options.get(QueryTypeKey).contains(Protocol.QueryIncremental)
 
   /**
    * The planner's range for `options` (canonical names). A missing or malformed begin, a
@@ -71,22 +71,23 @@ private[spark] object Incremental {
    */
   def range(path: String, options: Map[String, String], settings: PlannerSettings): IncrementalRange = {
     val req = PlannerClient.mapper.createObjectNode()
-    req.put("op", "incremental_range")
-    req.put("path", path)
-    val opts = req.putObject("options")
+    req.put(Protocol.Op, Protocol.OpIncrementalRange)
+    req.put(Protocol.Path, path)
+    val opts = req.putObject(Protocol.Options)
     options.foreach { case (k, v) => opts.put(k, v) }
     val (header, _) =
       try PlannerClient.call(settings, req, withBody = false)
       catch {
-        case e: HudiMdPlannerException if e.errorType == "InvalidOptionError" =>
+        case e: HudiMdPlannerException if e.errorType == Protocol.InvalidOptionError =>
           throw new IllegalArgumentException(s"hudi-md: ${e.getMessage} (table $path)", e)
       }
     def text(field: String): Option[String] =
       Option(header.get(field)).filterNot(_.isNull).map(_.asText())
     val times = mutable.ArrayBuffer.empty[String]
-    val it = header.path("commit_times").elements()
+    val it = header.path(Protocol.CommitTimes).elements()
     while (it.hasNext) times += it.next().asText()
-    IncrementalRange(text("begin"), text("end"), text("latest_instant"), times.toList)
+    IncrementalRange(
+      text(Protocol.BeginInstant), text(Protocol.EndInstant), text(Protocol.LatestInstant), times.toList)
   }
 
   /**

@@ -64,7 +64,7 @@ class HudiMdPlannerException(message: String, cause: Throwable = null, val error
 object PlannerClient {
   private val log = LoggerFactory.getLogger(getClass)
   val mapper = new ObjectMapper()
-  private val Module = "hudi_md.spark.planner"
+  private val Module = Protocol.PlannerModule
   private val StderrLines = 200
 
   @volatile private var process: Process = _
@@ -91,7 +91,7 @@ object PlannerClient {
   def call(settings: PlannerSettings, request: ObjectNode, withBody: Boolean): (JsonNode, Option[Array[Byte]]) =
     synchronized {
       val payload = mapper.writeValueAsBytes(request)
-      val op = Option(request.get("op")).map(_.asText).getOrElse("?")
+      val op = Option(request.get(Protocol.Op)).map(_.asText).getOrElse("?")
       val (header, body) =
         try exchange(settings, payload, withBody)
         catch {
@@ -108,9 +108,9 @@ object PlannerClient {
                     s"${describe(e2)}${describeTail(why)}${interpreterHint(why)}", e2)
             }
         }
-      if (!header.path("ok").asBoolean(false)) {
-        val errorType = header.path("error_type").asText("PlannerError")
-        val message = header.path("message").asText("(no message)")
+      if (!header.path(Protocol.Ok).asBoolean(false)) {
+        val errorType = header.path(Protocol.ErrorType).asText("PlannerError")
+        val message = header.path(Protocol.Message).asText("(no message)")
         throw new HudiMdPlannerException(s"$errorType: $message", null, errorType)
       }
       (header, body)
@@ -129,7 +129,7 @@ object PlannerClient {
       out.write(payload)
       out.flush()
       val header = mapper.readTree(readFrame())
-      val body = if (withBody && header.path("ok").asBoolean(false)) Some(readFrame()) else None
+      val body = if (withBody && header.path(Protocol.Ok).asBoolean(false)) Some(readFrame()) else None
       (header, body)
     } catch {
       case e: IOException if timedOut =>

@@ -47,12 +47,12 @@ private[spark] class SliceReader(
           s"${describe(slice)} of $tablePath (not table columns; e.g. _metadata.row_index is only known for base files)")
     }
     val request = PlannerClient.mapper.createObjectNode()
-    request.put("op", "read_slice")
-    request.put("path", tablePath)
-    val opts = request.putObject("options")
+    request.put(Protocol.Op, Protocol.OpReadSlice)
+    request.put(Protocol.Path, tablePath)
+    val opts = request.putObject(Protocol.Options)
     plannerOptions.foreach { case (k, v) => opts.put(k, v) }
-    request.set[JsonNode]("slice", slice)
-    val columns = request.putArray("columns")
+    request.set[JsonNode](Protocol.Slice, slice)
+    val columns = request.putArray(Protocol.Columns)
     if (requiredSchema.isEmpty) {
       // Only the row count is needed: ask for one column, the record key when there is one.
       columns.add(dataSchema.fieldNames.find(_ == "_hoodie_record_key").getOrElse(dataSchema.fieldNames.head))
@@ -62,7 +62,7 @@ private[spark] class SliceReader(
     val (header, body) =
       try PlannerClient.call(PlannerSettings.current(), request, withBody = true)
       catch { case e: HudiMdPlannerException => throw SliceReader.portable(e) }
-    val announced = header.path("rows").asLong(-1L)
+    val announced = header.path(Protocol.Rows).asLong(-1L)
     val iter = new SliceIterator(body.getOrElse(Array.emptyByteArray), file.partitionValues, slice, announced)
     Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => iter.close()))
     // Batches travel as rows through the scan's erased `Iterator[InternalRow]`, as in Spark's readers.
@@ -70,8 +70,8 @@ private[spark] class SliceReader(
   }
 
   private def describe(slice: JsonNode): String = {
-    val base = Option(slice.get("base_file")).filterNot(_.isNull).map(_.asText)
-    val logs = Option(slice.get("log_files")).map(_.size).getOrElse(0)
+    val base = Option(slice.get(Protocol.BaseFile)).filterNot(_.isNull).map(_.asText)
+    val logs = Option(slice.get(Protocol.LogFiles)).map(_.size).getOrElse(0)
     s"(${base.getOrElse("no base file")}, $logs log file(s))"
   }
 

@@ -1,0 +1,77 @@
+package hudi.md.spark
+
+/**
+ * The names of the planner protocol (ARCHITECTURE.md, "Planner protocol"), as the Python side
+ * defines them in `hudi_md/spark/protocol.py` (slice row columns: `hudi_md/table/slice_rows.py`).
+ * Every Scala file uses these instead of string literals; `tests/test_protocol.py` checks that each
+ * `val X = "..."` here equals the Python constant of the same meaning, so the two cannot drift.
+ *
+ * A file slice travels as a slice row: the `plan` answer is an Arrow stream of them (plus one
+ * `p:<column>` partition value column per partition column), and `read_slice`'s `slice` is one
+ * of them as a JSON object with the same keys (without the `p:` columns).
+ */
+object Protocol {
+  /** The planner process: `python -m <PlannerModule>`. */
+  val PlannerModule = "hudi_md.spark.planner"
+
+  // Ops (the request's `op`).
+  val OpPing = "ping"
+  val OpSchema = "schema"
+  val OpPlan = "plan"
+  val OpReadSlice = "read_slice"
+  val OpIncrementalRange = "incremental_range"
+
+  // Request keys.
+  val Op = "op"
+  val Path = "path"
+  val Options = "options"
+  val Filters = "filters"
+  val Slice = "slice"
+  val Columns = "columns"
+
+  // Response keys.
+  val Ok = "ok"
+  val Version = "version"
+  val ErrorType = "error_type"
+  val Message = "message"
+  val DataSchema = "data_schema"
+  val PartitionSchema = "partition_schema"
+  val LatestInstant = "latest_instant"
+  val Counters = "counters"
+  val Rows = "rows"
+  val BeginInstant = "begin"
+  val EndInstant = "end"
+  val CommitTimes = "commit_times"
+
+  // Counters of a `plan` answer that both sides name.
+  val CounterCommitsInRange = "commits_in_range"
+  val CounterFileSlices = "file_slices"
+  val CounterStorageRequests = "storage_requests"
+  // Added by the JVM to the counters of the last plan (`hudi_md.spark.session.last_plan_counters`).
+  val CounterJvmPartitions = "jvm_partitions"
+  val CounterJvmFiles = "jvm_files"
+  val CounterJvmMergedSlices = "jvm_merged_slices"
+
+  // Slice row columns (`hudi_md.table.slice_rows`).
+  val PartitionPath = "partition_path"
+  val FileId = "file_id"
+  val BaseInstant = "base_instant"
+  val BaseFile = "base_file"
+  val BaseFileSize = "base_file_size"
+  val LogFiles = "log_files"
+  val LogFileSizes = "log_file_sizes"
+  val TotalSize = "total_size"
+  val PartitionValuePrefix = "p:"
+
+  // Read options the planner looks up by their exact name.
+  val AsOf = "as.of.instant"
+  val QueryType = "hoodie.datasource.query.type"
+  val Begin = "hoodie.datasource.read.begin.instanttime"
+  val End = "hoodie.datasource.read.end.instanttime"
+  val QuerySnapshot = "snapshot"
+  val QueryReadOptimized = "read_optimized"
+  val QueryIncremental = "incremental"
+
+  /** The planner's error type for a wrong option (the shim raises `IllegalArgumentException`). */
+  val InvalidOptionError = "InvalidOptionError"
+}

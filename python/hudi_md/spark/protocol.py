@@ -1,0 +1,132 @@
+"""The names of the planner protocol (ARCHITECTURE.md, "Planner protocol"; frames and requests are
+described at the top of :mod:`hudi_md.spark.planner`), defined once for Python.
+
+The Scala shim spells the same names in one object, ``jvm-shim/src/main/scala/hudi/md/spark/
+Protocol.scala``; ``tests/test_protocol.py`` checks the two agree. A file slice travels as a slice
+row (:mod:`hudi_md.table.slice_rows`): the ``plan`` answer is an Arrow stream of such rows (plus
+``p:<column>`` partition values), and one slice (``read_slice``'s ``slice``) is the same row as a
+JSON object.
+"""
+
+from __future__ import annotations
+
+from hudi_md.table.slice_rows import (
+    BASE_FILE,
+    BASE_FILE_SIZE,
+    BASE_INSTANT,
+    FILE_ID,
+    LOG_FILE_SIZES,
+    LOG_FILES,
+    PARTITION_PATH,
+    PARTITION_VALUE_PREFIX,
+    SLICE_COLUMNS,
+    TOTAL_SIZE,
+)
+
+# The planner process: ``python -m <PLANNER_MODULE>``.
+PLANNER_MODULE = "hudi_md.spark.planner"
+
+# Ops (the request's OP).
+OP_PING = "ping"
+OP_SCHEMA = "schema"
+OP_PLAN = "plan"
+OP_READ_SLICE = "read_slice"
+OP_INCREMENTAL_RANGE = "incremental_range"
+OPS = (OP_PING, OP_SCHEMA, OP_PLAN, OP_READ_SLICE, OP_INCREMENTAL_RANGE)
+
+# Request keys.
+OP = "op"
+PATH = "path"
+OPTIONS = "options"
+FILTERS = "filters"
+SLICE = "slice"
+COLUMNS = "columns"
+
+# Response keys.
+OK = "ok"
+VERSION = "version"
+ERROR_TYPE = "error_type"
+MESSAGE = "message"
+DATA_SCHEMA = "data_schema"
+PARTITION_SCHEMA = "partition_schema"
+LATEST_INSTANT = "latest_instant"
+COUNTERS = "counters"
+ROWS = "rows"
+BEGIN_INSTANT = "begin"
+END_INSTANT = "end"
+COMMIT_TIMES = "commit_times"
+
+# Counters of a `plan` answer that both sides name (the planner's are in planning/).
+COUNTER_COMMITS_IN_RANGE = "commits_in_range"
+COUNTER_FILE_SLICES = "file_slices"
+COUNTER_STORAGE_REQUESTS = "storage_requests"
+# Added by the JVM to the counters of the last plan (``session.last_plan_counters``).
+COUNTER_JVM_PARTITIONS = "jvm_partitions"
+COUNTER_JVM_FILES = "jvm_files"
+COUNTER_JVM_MERGED_SLICES = "jvm_merged_slices"
+
+# Read options the planner looks up by their exact name (the shim canonicalizes Spark's spelling).
+AS_OF = "as.of.instant"
+QUERY_TYPE = "hoodie.datasource.query.type"
+BEGIN = "hoodie.datasource.read.begin.instanttime"
+END = "hoodie.datasource.read.end.instanttime"
+QUERY_SNAPSHOT = "snapshot"
+QUERY_READ_OPTIMIZED = "read_optimized"
+QUERY_INCREMENTAL = "incremental"
+QUERY_TYPES = (QUERY_SNAPSHOT, QUERY_READ_OPTIMIZED, QUERY_INCREMENTAL)
+
+# Error type the shim turns into IllegalArgumentException (the caller's option was wrong).
+INVALID_OPTION_ERROR = "InvalidOptionError"
+
+__all__ = [
+    "AS_OF",
+    "BASE_FILE",
+    "BASE_FILE_SIZE",
+    "BASE_INSTANT",
+    "BEGIN",
+    "BEGIN_INSTANT",
+    "COLUMNS",
+    "COMMIT_TIMES",
+    "COUNTERS",
+    "COUNTER_COMMITS_IN_RANGE",
+    "COUNTER_FILE_SLICES",
+    "COUNTER_JVM_FILES",
+    "COUNTER_JVM_MERGED_SLICES",
+    "COUNTER_JVM_PARTITIONS",
+    "COUNTER_STORAGE_REQUESTS",
+    "DATA_SCHEMA",
+    "END",
+    "END_INSTANT",
+    "ERROR_TYPE",
+    "FILE_ID",
+    "FILTERS",
+    "INVALID_OPTION_ERROR",
+    "LATEST_INSTANT",
+    "LOG_FILES",
+    "LOG_FILE_SIZES",
+    "MESSAGE",
+    "OK",
+    "OP",
+    "OPS",
+    "OPTIONS",
+    "OP_INCREMENTAL_RANGE",
+    "OP_PING",
+    "OP_PLAN",
+    "OP_READ_SLICE",
+    "OP_SCHEMA",
+    "PARTITION_PATH",
+    "PARTITION_SCHEMA",
+    "PARTITION_VALUE_PREFIX",
+    "PATH",
+    "PLANNER_MODULE",
+    "QUERY_INCREMENTAL",
+    "QUERY_READ_OPTIMIZED",
+    "QUERY_SNAPSHOT",
+    "QUERY_TYPE",
+    "QUERY_TYPES",
+    "ROWS",
+    "SLICE",
+    "SLICE_COLUMNS",
+    "TOTAL_SIZE",
+    "VERSION",
+]

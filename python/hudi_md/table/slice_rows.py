@@ -1,0 +1,146 @@
+"""File slices as rows: the one conversion between :class:`FileSlice` and the Arrow (or JSON) row
+that ``Table.file_slices()`` returns and the Spark planner protocol carries (ARCHITECTURE.md,
+"Planner protocol").
+
+A slice row has the columns of :data:`SLICE_COLUMNS`, in that order: the partition path, the file
+id, the base instant, the base file (path relative to the table, or a URI when the producer passed
+``uri``; null without a base file) and its size (null without a base file), the log files (same
+form) and their sizes, and the slice's total size. ``slices_to_arrow`` may append typed
+partition values, one column ``p:<partition column>`` each (the Spark planner's plan rows).
+
+A single slice travels as that row in JSON (an element of ``slices_to_arrow(...).to_pylist()``,
+e.g. ``read_slice``'s ``slice``); :func:`slice_from_row` reads it back, :func:`slices_from_arrow`
+every row of a table or batch.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_md.errors import InvalidOptionError
+from hudi_md.table.filenames import BaseFileName, LogFileName
+from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
+
+PARTITION_PATH = "partition_path"
+FILE_ID = "file_id"
+BASE_INSTANT = "base_instant"
+BASE_FILE = "base_file"
+BASE_FILE_SIZE = "base_file_size"
+LOG_FILES = "log_files"
+LOG_FILE_SIZES = "log_file_sizes"
+TOTAL_SIZE = "total_size"
+# Prefix of the optional partition-value columns (``p:<partition column>``).
+PARTITION_VALUE_PREFIX = "p:"
+
+SLICE_SCHEMA = pa.schema(
+    [
+        pa.field(PARTITION_PATH, pa.string()),
+        pa.field(FILE_ID, pa.string()),
+        pa.field(BASE_INSTANT, pa.string()),
+        pa.field(BASE_FILE, pa.string()),
+        pa.field(BASE_FILE_SIZE, pa.int64()),
+        pa.field(LOG_FILES, pa.list_(pa.string())),
+        pa.field(LOG_FILE_SIZES, pa.list_(pa.int64())),
+        pa.field(TOTAL_SIZE, pa.int64()),
+    ]
+)
+SLICE_COLUMNS: tuple[str, ...] = tuple(SLICE_SCHEMA.names)
+
+
+def slices_to_arrow(
+    slices: Iterable[FileSlice],
+    *,
+    uri: Callable[[str], str] | None = None,
+    partition_schema: pa.Schema | None = None,
+    partition_values: Callable[[str], Mapping[str, Any]] | None = None,
+) -> pa.Table:
+    """One row per slice, sorted by partition path then file id.
+
+    ``uri`` maps a file's table-relative path to what the row holds (default: the path itself).
+    With ``partition_schema``, one typed column ``p:<name>`` per field follows the slice columns,
+    holding ``partition_values(partition path)[name]`` (called once per partition).
+    """
+    ordered = sorted(slices, key=lambda s: (s.partition_path, s.file_id))
+    to_uri = uri if uri is not None else (lambda p: p)
+    columns: dict[str, pa.Array] = {
+        PARTITION_PATH: pa.array([s.partition_path for s in ordered], pa.string()),
+        FILE_ID: pa.array([s.file_id for s in ordered], pa.string()),
+        BASE_INSTANT: pa.array([s.base_instant for s in ordered], pa.string()),
+        BASE_FILE: pa.array(
+            [to_uri(s.base_file.path) if s.base_file else None for s in ordered], pa.string()
+        ),
+        BASE_FILE_SIZE: pa.array([s.base_file.size if s.base_file else None for s in ordered], pa.int64()),
+        LOG_FILES: pa.array(
+            [[to_uri(lf.path) for lf in s.log_files] for s in ordered], pa.list_(pa.string())
+        ),
+        LOG_FILE_SIZES: pa.array([[lf.size for lf in s.log_files] for s in ordered], pa.list_(pa.int64())),
+        TOTAL_SIZE: pa.array([s.total_size for s in ordered], pa.int64()),
+    }
+    if partition_schema is not None and len(partition_schema):
+        if partition_values is None:
+            raise ValueError("partition_schema needs partition_values")
+        known: dict[str, Mapping[str, Any]] = {}
+        for s in ordered:
+            if s.partition_path not in known:
+                known[s.partition_path] = partition_values(s.partition_path)
+        for f in partition_schema:
+            values = [known[s.partition_path].get(f.name) for s in ordered]
+            columns[PARTITION_VALUE_PREFIX + f.name] = pa.array(values, f.type)
+    return pa.table(columns)
+
+
+def slices_from_arrow(rows: pa.Table | pa.RecordBatch, *, root: str | None = None) -> list[FileSlice]:
+    """The slices of ``slices_to_arrow``'s rows (extra columns are ignored); ``root`` as for
+    :func:`slice_from_row`."""
+    return [slice_from_row(row, root=root) for row in rows.to_pylist()]
+
+
+def slice_from_row(row: Mapping[str, Any], *, root: str | None = None) -> FileSlice:
+    """The slice of one row (a ``slices_to_arrow`` row as a dict, e.g. parsed from JSON).
+
+    File paths are relative to the table, or, with ``root`` (the table's URI, as ``uri`` made
+    them), URIs under it; :class:`InvalidOptionError` for a file elsewhere, a name that is not a
+    base / log file name, or a missing column.
+    """
+    missing = [c for c in (PARTITION_PATH, FILE_ID, BASE_INSTANT, BASE_FILE, LOG_FILES) if c not in row]
+    if missing:
+        raise InvalidOptionError(f"file slice row without {', '.join(missing)}: {dict(row)!r}")
+    partition = row[PARTITION_PATH] or ""
+
+    def name_of(path: str) -> str:
+        if root is not None:
+            path = _relative(path, root)
+        return posixpath.basename(path)
+
+    base = None
+    if row[BASE_FILE]:
+        parsed = BaseFileName.parse(name_of(row[BASE_FILE]))
+        if parsed is None:
+            raise InvalidOptionError(f"not a base file name: {row[BASE_FILE]}")
+        size = int(row.get(BASE_FILE_SIZE) or 0)
+        base = BaseFile(partition, parsed.name, size, parsed.file_id, parsed.instant)
+    logs = []
+    paths: Sequence[str] = row[LOG_FILES] or []
+    sizes: Sequence[int] = row.get(LOG_FILE_SIZES) or []
+    if len(sizes) != len(paths):
+        raise InvalidOptionError(f"file slice row with {len(paths)} log files and {len(sizes)} sizes")
+    for path, size in zip(paths, sizes, strict=True):
+        log = LogFileName.parse(name_of(path))
+        if log is None:
+            raise InvalidOptionError(f"not a log file name: {path}")
+        logs.append(
+            LogFile(partition, log.name, int(size), log.file_id, log.instant, log.version, log.write_token)
+        )
+    return FileSlice(partition, row[FILE_ID] or "", row[BASE_INSTANT] or "", base, tuple(logs))
+
+
+def _relative(uri: str, root: str) -> str:
+    root = root.rstrip("/")
+    for prefix in (root, "file:" + root, "file://" + root):
+        if uri.startswith(prefix + "/"):
+            return uri[len(prefix) + 1 :]
+    raise InvalidOptionError(f"slice file {uri} is not under the table {root}")
