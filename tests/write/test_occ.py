@@ -73,7 +73,7 @@ class Step:
     @property
     def instant(self) -> str:
         assert self.session is not None
-        return self.session.pending.instant
+        return self.session.instant
 
     def start(self) -> Step:
         self.session = self.writer.start_write(self.operation, self.data.schema)
@@ -88,9 +88,7 @@ class Step:
         s, (results, replaced) = self.session, self.files
         assert s is not None
         try:
-            done = self.writer.finish_commit(
-                s.cfg, s.config, s.pending, s.operation, results, s.avro_schema, replaced
-            )
+            done = self.writer.finish_commit(s, results, replaced)
         except BaseException:
             self.writer.abandon_write(s)
             raise
@@ -216,7 +214,7 @@ def test_live_writer_is_not_rolled_back_but_a_dead_one_is(tmp_path: Path) -> Non
     dead = Step(tmp_path, opts, rows([1], "dead")).start().write_files()
     assert (tmp_path / heartbeat_path(live.instant)).exists()
     # the dead writer's process is gone: its heartbeat stops and ages
-    hb = dead.writer._heartbeats.pop(dead.instant)
+    hb = dead.writer.heartbeats.pop(dead.instant)
     hb.stop(delete=False)
     old = time.time() - 3600
     os.utime(tmp_path / heartbeat_path(dead.instant), (old, old))
@@ -284,14 +282,14 @@ def test_commit_refused_when_the_lock_was_lost(tmp_path: Path, occ: bool) -> Non
     opts = options(occ=occ)
     lock_rel = ".hoodie/lock" if occ else ".hoodie/.locks/hudi-md.lock"
     s = Step(tmp_path, opts, rows([0, 1], "lost")).start().write_files()
-    real = s.writer._check
+    real = s.writer.check_step
 
     def hook(step: str) -> None:
         real(step)
         if step == "before_complete":
             _steal(tmp_path, lock_rel)
 
-    s.writer._check = hook  # type: ignore[method-assign]
+    s.writer.check_step = hook  # type: ignore[method-assign]
     with pytest.raises(LockLostError, match="did not happen"):
         s.commit()
     timeline = Timeline.load(Storage(str(tmp_path)), ".hoodie/timeline", 2)
@@ -351,13 +349,13 @@ def test_in_process_lock_provider_uses_hudi_md_lock(tmp_path: Path) -> None:
     opts = options(**{"hoodie.write.lock.provider": LOCKS + "InProcessLockProvider"})
     s = Step(tmp_path, opts, rows([0], "a"))
     held = []
-    real = s.writer._check
+    real = s.writer.check_step
 
     def hook(step: str) -> None:
         real(step)
         held.append((step, (tmp_path / ".hoodie/.locks/hudi-md.lock").exists()))
 
-    s.writer._check = hook  # type: ignore[method-assign]
+    s.writer.check_step = hook  # type: ignore[method-assign]
     s.start().write_files().commit()
     # data files are written outside the lock; the MDT deltacommit and the completion under it
     assert held == [("after_data_files", False), ("after_mdt_commit", True), ("before_complete", True)]
