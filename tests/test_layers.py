@@ -35,3 +35,21 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     result = _lint(tmp_path)
     assert result.returncode != 0
     assert "hudi_md.storage is not allowed to import hudi_md.table" in result.stdout
+
+
+def test_structure_figures_stay_at_zero() -> None:
+    """No import cycle (function-local imports counted), no private name used across modules, no
+    bare ``Any`` for a parameter whose name denotes a project type (scripts/arch_metrics.py)."""
+    out = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "arch_metrics.py")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert "module import cycles (strongly connected sets): 0," in out, out
+    assert "package (layer) cycles: 0" in out, out
+    assert "underscore names used across modules: 0" in out, out
+    assert "bare Any parameters whose name denotes a project type: 0" in out, out
+    assert "of them writing instant files directly (to a TimelineWriter): 4" in out, out

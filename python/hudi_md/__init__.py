@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hudi_md.api import Table, open_table
+from hudi_md.entry import write
 from hudi_md.errors import (
     CommitMetadataError,
     CorruptFileError,
@@ -16,7 +17,6 @@ from hudi_md.errors import (
     UnsupportedFeatureError,
     WriteConflictError,
 )
-from hudi_md.entry import write
 
 __version__ = "0.1.0"
 

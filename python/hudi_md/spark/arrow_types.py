@@ -14,11 +14,15 @@ before; dictionaries become their value type).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from hudi_md.errors import UnsupportedFeatureError
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
 
 _SIMPLE_TO_ARROW: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -39,12 +43,12 @@ _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
 _CHAR = re.compile(r"(?:var)?char\(\s*\d+\s*\)")
 
 
-def _json(schema: Any) -> Any:
+def _json(schema: StructType | dict[str, Any]) -> dict[str, Any]:
     """A PySpark DataType (or StructType) as its JSON value; JSON values pass through."""
     return schema.jsonValue() if hasattr(schema, "jsonValue") else schema
 
 
-def spark_schema_to_arrow(schema: Any) -> pa.Schema:
+def spark_schema_to_arrow(schema: StructType) -> pa.Schema:
     """The Arrow schema of a Spark ``StructType`` (a PySpark object or its ``jsonValue()``).
 
     Raises :class:`~hudi_md.errors.UnsupportedFeatureError` naming the column for types hudi-md

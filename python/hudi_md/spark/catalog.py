@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def _quote(name: str) -> str:
@@ -11,7 +14,7 @@ def _quote(name: str) -> str:
 
 
 def hive_sync(
-    spark: Any, uri: str, database: str, table: str, options: Mapping[str, str] | None = None
+    spark: SparkSession, uri: str, database: str, table: str, options: Mapping[str, str] | None = None
 ) -> None:
     """Create (or refresh) ``database.table`` so plain ``SELECT ... FROM database.table`` plans
     through hudi-md.

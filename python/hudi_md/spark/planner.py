@@ -50,7 +50,7 @@ import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyarrow as pa
 
@@ -61,6 +61,12 @@ from hudi_md.spark import protocol as P
 from hudi_md.spark.protocol import AS_OF, BEGIN, END, QUERY_TYPE
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.slice_rows import slice_from_row, slices_to_arrow
+
+if TYPE_CHECKING:
+    from hudi_md.api import Table
+    from hudi_md.table.partitions import PartitionScheme
+    from hudi_md.table.state import TableState
+
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +154,7 @@ class Planner:
         raise InvalidOptionError(f"unknown planner op {op!r}")
 
     def _plan(
-        self, table: Any, options: Mapping[str, str], filters: Any, latest: Any
+        self, table: Table, options: Mapping[str, str], filters: object, latest: object
     ) -> tuple[dict[str, Any], bytes]:
         from hudi_md.planning.expressions import from_json
         from hudi_md.planning.planner import plan_scan
@@ -182,7 +188,7 @@ class Planner:
         return header, sink.getvalue().to_pybytes()
 
     def _read_slice(
-        self, table: Any, options: Mapping[str, str], desc: Mapping[str, Any], columns: Any
+        self, table: Table, options: Mapping[str, str], desc: Mapping[str, Any], columns: object
     ) -> tuple[dict[str, Any], bytes]:
         """Merge one MOR file slice (base + logs) and return its rows as an Arrow stream."""
         from hudi_md.read.merge import MergeSpec
@@ -229,7 +235,7 @@ class IncrementalRange:
     commit_times: tuple[str, ...]
 
 
-def incremental_range(table: Any, options: Mapping[str, str]) -> IncrementalRange:
+def incremental_range(table: TableState, options: Mapping[str, str]) -> IncrementalRange:
     """The incremental range of a request's options; :class:`InvalidOptionError` naming the option
     when the begin instant is missing or malformed, the end is malformed or before the begin, or
     ``as.of.instant`` is set too (Hudi's names and rules)."""
@@ -252,7 +258,7 @@ def incremental_range(table: Any, options: Mapping[str, str]) -> IncrementalRang
     return IncrementalRange(begin, end, last.requested_time if last else None, times)
 
 
-def _instant_option(table: Any, key: str, raw: str) -> str:
+def _instant_option(table: TableState, key: str, raw: str) -> str:
     try:
         resolved = table.resolve_instant(raw)
     except InvalidOptionError:
@@ -263,7 +269,7 @@ def _instant_option(table: Any, key: str, raw: str) -> str:
 
 
 def _read_incremental_slice(
-    table: Any, fs: FileSlice, rng: IncrementalRange, columns: Sequence[str] | None
+    table: TableState, fs: FileSlice, rng: IncrementalRange, columns: Sequence[str] | None
 ) -> pa.Table:
     """One merged slice of an incremental query, read as ``TableScan.incremental`` reads it."""
     scan = TableScan(table, columns=list(columns) if columns else None)
@@ -273,7 +279,7 @@ def _read_incremental_slice(
 # --- schemas and slices -----------------------------------------------------------------------------
 
 
-def partition_arrow_schema(table: Any) -> pa.Schema:
+def partition_arrow_schema(table: TableState) -> pa.Schema:
     """Spark partition columns: the table's, when its paths carry their values exactly (identity
     key generators; types read back from paths, so not timestamps, whose paths Hudi writes in two
     forms). Other columns stay ordinary data columns read from the files."""
@@ -297,7 +303,7 @@ def partition_arrow_schema(table: Any) -> pa.Schema:
 _PATHS_CARRY_VALUES: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
-def _paths_carry_values(table: Any, scheme: Any) -> bool:
+def _paths_carry_values(table: TableState, scheme: PartitionScheme) -> bool:
     """False when some partition value holds `/` without URL encoding (Hudi writes it as more
     directory levels, e.g. its quickstart's `americas/brazil/sao_paulo`): then the files, not the
     paths, carry the values."""
@@ -310,7 +316,7 @@ def _paths_carry_values(table: Any, scheme: Any) -> bool:
     return known
 
 
-def spark_schemas(table: Any) -> tuple[str, str]:
+def spark_schemas(table: TableState) -> tuple[str, str]:
     """(data schema, partition schema) as Spark StructType JSON (partition columns not in the data)."""
     from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
 
@@ -399,7 +405,7 @@ def s3a_storage_options(path: str, options: Mapping[str, str]) -> dict[str, Any]
     return out
 
 
-def plan_rows(table: Any, slices: Sequence[FileSlice]) -> pa.Table:
+def plan_rows(table: TableState, slices: Sequence[FileSlice]) -> pa.Table:
     """A ``plan`` answer's rows: the slices' rows with absolute URIs, plus the typed values of
     :func:`partition_arrow_schema`'s columns (``p:<column>``)."""
     from hudi_md.table.partitions import PartitionScheme

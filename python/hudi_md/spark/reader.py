@@ -7,11 +7,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from hudi_md.api import open_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, SparkSession
+
+    from hudi_md.planning.expressions import Expression
 
 
 def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | None, as_of: str | None):
@@ -39,7 +44,7 @@ def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | No
 
 
 def read_table(
-    spark: Any,
+    spark: SparkSession,
     path: str,
     options: Mapping[str, Any] | None = None,
     *,
@@ -112,7 +117,7 @@ def _literal_path(uri: str) -> str:
     return re.sub(r"([\\\[\]{}*?])", r"\\\1", uri)
 
 
-def _spark_condition(expr: Any) -> Any:
+def _spark_condition(expr: Expression) -> Column:
     """The bound filter as a Spark Column (SQL three-valued logic on both sides)."""
     from pyspark.sql import functions as F
 

@@ -20,9 +20,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hudi_md.errors import UnsupportedSparkVersionError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 
 JARS_DIR = Path(__file__).resolve().parent.parent / "jars"
 
@@ -105,7 +109,7 @@ def configure(builder: Any, spark_version: str | None = None) -> Any:
     return builder
 
 
-def last_plan(spark: Any) -> dict[str, Any]:
+def last_plan(spark: SparkSession) -> dict[str, Any]:
     """The last ``hudi-md`` plan made in this driver JVM: ``{"path", "latest_instant", "filters",
     "counters"}`` (``filters``: the expression JSON sent to the planner)
     (empty when nothing was planned yet)."""
@@ -113,7 +117,7 @@ def last_plan(spark: Any) -> dict[str, Any]:
     return json.loads(text)
 
 
-def last_plan_counters(spark: Any) -> dict[str, int]:
+def last_plan_counters(spark: SparkSession) -> dict[str, int]:
     """Counters of the last ``hudi-md`` plan: the planner's (``partitions``,
     ``partitions_after_partition_pruning``, ``file_slices``, ``file_slices_after_column_stats``,
     ...) plus ``jvm_partitions`` / ``jvm_files`` after the JVM's exact partition pruning."""

@@ -29,12 +29,16 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from hudi_md.errors import UnsupportedFeatureError
 from hudi_md.formats.avro_arrow import META_COLUMNS, avro_schema_to_arrow
+
+if TYPE_CHECKING:
+    from hudi_md.formats.avro import AvroSchema
+
 
 __all__ = [
     "META_FIELDS",
@@ -225,7 +229,7 @@ def _is(t: pa.DataType, predicate: str) -> bool:
 # --- table form -> writer form -----------------------------------------------------------------------
 
 
-def _null_first(schema: Any) -> Any:
+def _null_first(schema: AvroSchema) -> AvroSchema:
     if isinstance(schema, list):
         branches = [_null_first(b) for b in schema]
         if "null" in branches:
