@@ -20,7 +20,7 @@ from hudi_md.formats.avro import parse_schema
 from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
-from hudi_md.metadata.reader import METADATA_FOLDER, MetadataTable
+from hudi_md.metadata.reader import METADATA_FOLDER
 from hudi_md.metadata.records_builder import (
     MdtRecord,
     metadata_commit_schema_json,
@@ -29,8 +29,8 @@ from hudi_md.metadata.records_builder import (
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, format_properties
-from hudi_md.table.timeline import COMMIT, COMPACTION, DELTA_COMMIT, Timeline
-from hudi_md.table.timeline_writer import PendingInstant, TimelineWriter, new_instant_time
+from hudi_md.table.timeline import DELTA_COMMIT, Timeline
+from hudi_md.table.timeline_writer import PendingInstant, TimelineWriter
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class MetadataTableWriter:
         # populate them), as Apache Hudi writes it. With them, Hudi's next MDT append after an
         # MDT hudi-md had (re)built failed (ArrayIndexOutOfBoundsException in
         # HoodieMetadataPayload.getInsertValue).
-        self._commit_schema_json = metadata_commit_schema_json()
+        self.commit_schema_json = metadata_commit_schema_json()
 
     # --- table -----------------------------------------------------------------------------
 
@@ -163,7 +163,7 @@ class MetadataTableWriter:
         fastavro.schemaless_writer(buf, self._schema, payload)
         return buf.getvalue()
 
-    def _hfile(self, records: Sequence[MdtRecord], *, base_file: bool) -> bytes:
+    def hfile_bytes(self, records: Sequence[MdtRecord], *, base_file: bool) -> bytes:
         from hudi_md.formats.hfile import HFileWriter
 
         writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ")
@@ -193,7 +193,7 @@ class MetadataTableWriter:
 
         out = b""
         if upserts:
-            out += hfile_data_block(self._hfile(upserts, base_file=False), self._schema_json, instant)
+            out += hfile_data_block(self.hfile_bytes(upserts, base_file=False), self._schema_json, instant)
         if deletes or not upserts:
             records = [DeleteRecord(d.key, d.partition, 0) for d in deletes]
             out += delete_block(records, instant, self._schema_json if records else None)
@@ -259,10 +259,10 @@ class MetadataTableWriter:
                 self.storage.write_bytes(f"{partition}/{name}", data)
                 result.log_files.setdefault(partition, []).append((name, len(data)))
                 stats.setdefault(partition, []).append(
-                    _write_stat(partition, fg, name, len(data), len(group), log=True)
+                    mdt_write_stat(partition, fg, name, len(data), len(group), log=True)
                 )
         meta = commit_metadata_record(
-            stats, operation_type=operation, extra_metadata={"schema": self._commit_schema_json}
+            stats, operation_type=operation, extra_metadata={"schema": self.commit_schema_json}
         )
         pending.complete(serialize_instant_metadata("commit", meta))
         return result
@@ -324,14 +324,14 @@ class MetadataTableWriter:
             log_name = f".{fg}_{instant}.log.1_{WRITE_TOKEN}"
             log_bytes = delete_block([], instant)
             self.storage.write_bytes(f"{partition}/{log_name}", log_bytes)
-            stats[partition].append(_write_stat(partition, fg, log_name, len(log_bytes), 0, log=True))
+            stats[partition].append(mdt_write_stat(partition, fg, log_name, len(log_bytes), 0, log=True))
             group = sorted(groups.get(index, []), key=lambda r: r.key.encode("utf-8"))
             if group:
                 base_name = f"{fg}_{WRITE_TOKEN}_{instant}.hfile"
-                data = self._hfile(_dedupe(group), base_file=True)
+                data = self.hfile_bytes(_dedupe(group), base_file=True)
                 self.storage.write_bytes(f"{partition}/{base_name}", data)
                 stats[partition].append(
-                    _write_stat(partition, fg, base_name, len(data), len(group), log=False)
+                    mdt_write_stat(partition, fg, base_name, len(data), len(group), log=False)
                 )
         for version, batch in enumerate(batches, start=2):
             later: dict[int, list[MdtRecord]] = defaultdict(list)
@@ -340,171 +340,12 @@ class MetadataTableWriter:
             for index, group in sorted(later.items()):
                 fg = file_group_id(partition, index)
                 name = f".{fg}_{instant}.log.{version}_{WRITE_TOKEN}"
-                block = self._hfile(_dedupe(group), base_file=False)
+                block = self.hfile_bytes(_dedupe(group), base_file=False)
                 data = hfile_data_block(block, self._schema_json, instant)
                 self.storage.write_bytes(f"{partition}/{name}", data)
-                stats[partition].append(_write_stat(partition, fg, name, len(data), len(group), log=True))
+                stats[partition].append(mdt_write_stat(partition, fg, name, len(data), len(group), log=True))
         meta = commit_metadata_record(
-            stats, operation_type="BULK_INSERT", extra_metadata={"schema": self._commit_schema_json}
-        )
-        pending.complete(serialize_instant_metadata("commit", meta))
-        return instant
-
-    # --- compaction --------------------------------------------------------------------------------------
-
-    def deltacommits_since_compaction(self) -> int:
-        tl = self.timeline().completed()
-        last = tl.of_actions(COMMIT).last()
-        return sum(
-            1
-            for i in tl.of_actions(DELTA_COMMIT)
-            if (last is None or i.requested_time > last.requested_time)
-            and not i.requested_time.startswith(INIT_INSTANT_PREFIX)
-        )
-
-    def resolve_pending_services(self) -> list[str]:
-        """Drop the MDT compaction or clean a dead writer left pending (the caller holds the
-        table lock): a compaction's new base files and its instant files go (readers never used
-        them: its instant is not completed; the next due compaction merges the same slices), a
-        clean's instant files go (what it deleted was superseded; the next clean finds the rest).
-        MDT deltacommits are the data instants' and are undone with them. Returns the instants."""
-        from hudi_md.table.timeline import CLEAN
-
-        done = []
-        for instant in self.timeline().pending():
-            t = instant.requested_time
-            if instant.action == COMPACTION:
-                for part in self.storage.list(""):
-                    if not part.is_dir or part.name.startswith("."):
-                        continue
-                    for e in self.storage.list(part.name):
-                        if e.name.endswith(f"_{t}.hfile"):
-                            self.storage.delete(e.path)
-            elif instant.action != CLEAN:
-                continue
-            log.warning("dropping MDT %s %s left pending by a failed writer", instant.action, t)
-            # inflight first: a requested instant alone is still a pending plan
-            for state in ("inflight", "requested"):
-                name = f".hoodie/timeline/{t}.{instant.action}.{state}"
-                if self.storage.exists(name):
-                    self.storage.delete(name)
-            done.append(t)
-        return done
-
-    def compact_if_due(self, reader: MetadataTable) -> str | None:
-        limit = int(self.options.get(COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT))
-        if self.deltacommits_since_compaction() < limit:
-            return None
-        return self.compact(reader)
-
-    def compact(self, reader: MetadataTable) -> str:
-        """Merge every file group's latest slice into a new base HFile (all logs valid by now)."""
-        with metrics.timed("compaction"):
-            instant = self._compact(reader)
-        self.clean()
-        return instant
-
-    def clean(self, keep_slices: int = 2) -> str | None:
-        """Delete MDT file slices older than the latest ``keep_slices`` of each file group (the
-        newest base and the one before it, for readers that planned on it), as an MDT clean."""
-        from hudi_md.formats.commit_metadata_writer import (
-            clean_metadata_record,
-            cleaner_plan_record,
-            serialize_instant_metadata,
-        )
-        from hudi_md.table.fs_view import FileSystemView
-        from hudi_md.table.listing import StorageListing
-        from hudi_md.table.timeline import CLEAN
-
-        config = TableConfig.load(self.storage)
-        timeline = self.timeline()
-        view = FileSystemView(config, timeline, StorageListing(self.storage))
-        partitions = [e.name for e in self.storage.list("") if e.is_dir and not e.name.startswith(".")]
-        doomed: dict[str, list[str]] = defaultdict(list)
-        for p, groups in view.file_groups(partitions).items():
-            for g in groups:
-                for t in sorted(g.slices, reverse=True)[keep_slices:]:
-                    s = g.slices[t]
-                    if s.base_file is not None:
-                        doomed[p].append(s.base_file.name)
-                    doomed[p].extend(lf.name for lf in s.log_files)
-        if not doomed:
-            return None
-        last = timeline.last()
-        instant = new_instant_time(after=last.requested_time if last else None)
-        last_time = last.requested_time if last else ""
-        policy = "KEEP_LATEST_FILE_VERSIONS"
-        plan = cleaner_plan_record(
-            earliest_to_retain=None,
-            last_completed=last_time,
-            policy=policy,
-            file_uris={p: [self.storage.uri(f"{p}/{n}") for n in names] for p, names in doomed.items()},
-        )
-        plan_bytes = serialize_instant_metadata("cleaner_plan", plan)
-        pending = PendingInstant.begin(
-            self.timeline_writer(), instant, CLEAN, plan_bytes, inflight=plan_bytes
-        )
-        for p, names in doomed.items():
-            for n in names:
-                if self.storage.exists(f"{p}/{n}"):
-                    self.storage.delete(f"{p}/{n}")
-        meta = clean_metadata_record(
-            instant=instant, earliest_to_retain=None, last_completed=last_time, policy=policy, deleted=doomed
-        )
-        pending.complete(serialize_instant_metadata("clean", meta))
-        return instant
-
-    def _compact(self, reader: MetadataTable) -> str:
-        from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
-
-        instant = new_instant_time(
-            after=self.timeline().last().requested_time if self.timeline().last() else None
-        )
-        operations = []
-        slices_by_partition = {p: reader.file_slices(p) for p in sorted(reader.available_partitions)}
-        for p, slices in slices_by_partition.items():
-            for s in slices:
-                operations.append(
-                    {
-                        "baseInstantTime": s.base_instant,
-                        "deltaFilePaths": [lf.name for lf in s.log_files],
-                        "dataFilePath": s.base_file.name if s.base_file else None,
-                        "fileId": s.file_id,
-                        "partitionPath": p,
-                        "metrics": {},
-                        "bootstrapFilePath": None,
-                    }
-                )
-        plan = {
-            "operations": operations,
-            "extraMetadata": None,
-            "version": 1,
-            "strategy": None,
-            "preserveHoodieMetadata": None,
-        }
-        pending = PendingInstant.begin(
-            self.timeline_writer(), instant, COMPACTION, serialize_instant_metadata("compaction_plan", plan)
-        )
-        stats: dict[str, list[WriteStat]] = {}
-        for p, slices in slices_by_partition.items():
-            for s in slices:
-                merged = reader.read_slice_records(s)
-                live = [
-                    MdtRecord(p, k, _to_payload(v))
-                    for k, v in sorted(merged.items(), key=lambda kv: kv[0].encode("utf-8"))
-                    if v is not None and _keep_after_compaction(v)
-                ]
-                name = f"{s.file_id}_{WRITE_TOKEN}_{instant}.hfile"
-                data = self._hfile(live, base_file=True)
-                self.storage.write_bytes(f"{p}/{name}", data)
-                stats.setdefault(p, []).append(
-                    _write_stat(p, s.file_id, name, len(data), len(live), log=False)
-                )
-        meta = commit_metadata_record(
-            stats,
-            operation_type="COMPACT",
-            extra_metadata={"schema": self._commit_schema_json},
-            compacted=True,
+            stats, operation_type="BULK_INSERT", extra_metadata={"schema": self.commit_schema_json}
         )
         pending.complete(serialize_instant_metadata("commit", meta))
         return instant
@@ -515,12 +356,6 @@ def _dedupe(records: Sequence[MdtRecord]) -> list[MdtRecord]:
     for r in records:
         out[r.key] = r
     return [out[k] for k in sorted(out, key=lambda k: k.encode("utf-8"))]
-
-
-def _keep_after_compaction(record: dict[str, Any]) -> bool:
-    from hudi_md.metadata.records import is_live
-
-    return is_live(record)
 
 
 def _as_reader_record(r: MdtRecord) -> dict[str, Any]:
@@ -547,30 +382,7 @@ def _merge_payload(
     return newer
 
 
-def _to_payload(record: dict[str, Any]) -> dict[str, Any]:
-    """A reader-normalised record back into a writable payload (re-wrapping stat values)."""
-    from hudi_md.metadata.records_builder import empty_payload, wrap_typed_stat
-
-    payload = empty_payload(record["type"])
-    for name in (
-        "filesystemMetadata",
-        "BloomFilterMetadata",
-        "recordIndexMetadata",
-        "SecondaryIndexMetadata",
-    ):
-        payload[name] = record.get(name)
-    cs = record.get("ColumnStatsMetadata")
-    if cs is not None:
-        value_type = cs.get("valueType")
-        payload["ColumnStatsMetadata"] = {
-            **cs,
-            "minValue": wrap_typed_stat(cs.get("minValue"), value_type),
-            "maxValue": wrap_typed_stat(cs.get("maxValue"), value_type),
-        }
-    return payload
-
-
-def _write_stat(
+def mdt_write_stat(
     partition: str, file_id: str, name: str, size: int, num_writes: int, *, log: bool
 ) -> WriteStat:
     path = f"{partition}/{name}"

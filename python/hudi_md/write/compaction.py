@@ -18,6 +18,7 @@ from hudi_md.formats.commit_metadata_writer import (
     stats_by_partition,
 )
 from hudi_md.metadata import keys as K
+from hudi_md.metadata import table_services as mdt_services
 from hudi_md.metadata.column_ranges import columns_to_index
 from hudi_md.metadata.reader import load_table_state
 from hudi_md.read.merge import MergeSpec
@@ -199,4 +200,4 @@ def compact_metadata_table(table: WritableTable, *, force: bool = False) -> str 
         reader = load_table_state(table.storage, {"hoodie.metadata.enable": "true"}).metadata_table
         if reader is None:  # no `files` partition: nothing to compact
             return None
-        return mw.compact(reader) if force else mw.compact_if_due(reader)
+        return mdt_services.compact(mw, reader) if force else mdt_services.compact_if_due(mw, reader)

@@ -13,6 +13,7 @@ import logging
 
 from hudi_md.errors import CorruptFileError
 from hudi_md.formats.commit_metadata import parse_instant_metadata
+from hudi_md.metadata import table_services as mdt_services
 from hudi_md.table.config import TableConfig
 from hudi_md.table.filenames import BaseFileName
 from hudi_md.table.timeline import CLEAN, COMPACTION, RESTORE, ROLLBACK, Instant, parse_instant_file
@@ -98,7 +99,7 @@ def _resolve_mdt_services(table: WritableTable) -> list[str]:
     if not table.storage.exists(".hoodie/metadata/.hoodie/hoodie.properties"):
         return []
     mw = table.metadata_writer(TableConfig.load(table.storage))
-    return [f"mdt:{t}" for t in mw.resolve_pending_services()]
+    return [f"mdt:{t}" for t in mdt_services.resolve_pending_services(mw)]
 
 
 def repair_torn_completion(table: WritableTable) -> list[str]:
