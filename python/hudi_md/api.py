@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.metadata.reader import open_metadata_table
-from hudi_md.planning.expressions import Expression, to_expression
+from hudi_md.planning.expressions import Expression
+from hudi_md.planning.filters import to_expression
 from hudi_md.planning.planner import ScanPlan, plan_scan
 from hudi_md.planning.scan import TableScan
 from hudi_md.storage import Storage
@@ -81,7 +82,7 @@ class Table(TableState):
     # --- reading -------------------------------------------------------------------------------------------
 
     def to_expression(self, filters: Filters) -> Expression | None:
-        """``filters`` as an expression (see :func:`hudi_md.planning.expressions.to_expression`)."""
+        """``filters`` as an expression (see :func:`hudi_md.planning.filters.to_expression`)."""
         return to_expression(filters)
 
     def read(

@@ -41,8 +41,6 @@ from hudi_md.planning.expressions import (
     UnaryPredicate,
     and_,
     equal_to,
-    from_filters,
-    from_json,
     greater_than,
     greater_than_or_equal,
     is_in,
@@ -56,8 +54,8 @@ from hudi_md.planning.expressions import (
     not_starts_with,
     or_,
     starts_with,
-    to_json,
 )
+from hudi_md.planning.filters import from_filters, from_json, to_json
 from hudi_md.planning.visitors import (
     BooleanExpressionVisitor,
     BoundBooleanExpressionVisitor,

@@ -156,7 +156,7 @@ class Planner:
     def _plan(
         self, table: Table, options: Mapping[str, str], filters: object, latest: object
     ) -> tuple[dict[str, Any], bytes]:
-        from hudi_md.planning.expressions import from_json
+        from hudi_md.planning.filters import from_json
         from hudi_md.planning.planner import plan_scan
 
         expr = from_json(filters) if filters else None
