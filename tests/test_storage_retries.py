@@ -17,7 +17,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 import hudi_md
 from hudi_md.storage import Storage
-from hudi_md.storage.base import RetryPolicy, StorageError, is_transient
+from hudi_md.storage.retry import RetryPolicy, StorageError, is_transient
 
 
 class FlakyFileSystem(LocalFileSystem):
@@ -274,7 +274,7 @@ def test_a_completion_that_cannot_be_checked_is_commit_state_unknown(
 
 
 def test_a_completion_that_did_not_happen_fails_cleanly(tmp_path: Path, restore_methods: Any) -> None:
-    from hudi_md.storage.base import StorageError
+    from hudi_md.storage.retry import StorageError
 
     uri = f"flaky://{tmp_path / 't'}"
     hudi_md.write(ROWS, uri, operation="insert", options=COMMIT_OPTS)

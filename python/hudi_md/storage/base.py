@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import posixpath
-import random
 import threading
 import time
 import uuid
@@ -17,7 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 import fsspec
 from fsspec.core import url_to_fs
 
-from hudi_md.errors import HudiMdError, InvalidOptionError
+from hudi_md.errors import HudiMdError
+from hudi_md.storage.retry import RetryPolicy, StorageError, is_transient
 
 
 class SimulatedCrash(BaseException):
@@ -57,105 +56,6 @@ def _before_mutation(kind: str, full_path: str, data: bytes | None = None) -> No
 # name and renamed is never seen half-written. Object stores have no rename, but a single PUT is
 # atomic there already.
 _ATOMIC_RENAME_PROTOCOLS = frozenset({"file", "local", "hdfs", "viewfs", "webhdfs"})
-
-
-# Hudi's keys for retrying file-system operations (HoodieStorageConfig / FileSystemRetryConfig).
-RETRY_ENABLE = "hoodie.filesystem.operation.retry.enable"
-RETRY_MAX_NUMBERS = "hoodie.filesystem.operation.retry.max_numbers"
-RETRY_INITIAL_INTERVAL_MS = "hoodie.filesystem.operation.retry.initial_interval_ms"
-RETRY_MAX_INTERVAL_MS = "hoodie.filesystem.operation.retry.max_interval_ms"
-
-# Markers of failures worth retrying, as object-store clients word them (S3 503 SlowDown, 500
-# InternalError, throttling, request timeouts, dropped connections).
-_TRANSIENT_MARKERS = (
-    "SlowDown",
-    "Slow Down",
-    "reduce your request rate",
-    "ServiceUnavailable",
-    "Service Unavailable",
-    "503",
-    "InternalError",
-    "Throttl",
-    "TooManyRequests",
-    "RequestTimeout",
-    "timed out",
-    "Timeout",
-    "Connection reset",
-    "Connection aborted",
-    "ConnectionClosed",
-    "ServerDisconnected",
-    "EndpointConnectionError",
-)
-# EBUSY and EREMOTEIO: s3fs's translations of 503 SlowDown / ServiceUnavailable and of 500
-# InternalError (its message then names neither).
-_TRANSIENT_ERRNOS = frozenset(
-    {
-        errno.EAGAIN,
-        errno.ETIMEDOUT,
-        errno.ECONNRESET,
-        errno.ECONNABORTED,
-        errno.ECONNREFUSED,
-        errno.EPIPE,
-        errno.EBUSY,
-        getattr(errno, "EREMOTEIO", 121),
-    }
-)
-
-
-class StorageError(HudiMdError, OSError):
-    """A storage request failed: ``op`` on ``url``, after ``attempts`` tries; ``transient`` says
-    whether the last failure looked temporary (the request was retried until the policy ran out)."""
-
-    def __init__(self, op: str, url: str, cause: BaseException, *, transient: bool, attempts: int) -> None:
-        kind = "transient failure, retries exhausted" if transient else "failed"
-        super().__init__(f"{op} {url}: {kind} after {attempts} attempt(s): {type(cause).__name__}: {cause}")
-        self.op = op
-        self.url = url
-        self.transient = transient
-        self.attempts = attempts
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether a storage failure may succeed when the same request is sent again."""
-    if isinstance(
-        exc, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
-    ):
-        return False
-    if isinstance(exc, (ConnectionError, TimeoutError)):
-        return True
-    if isinstance(exc, OSError) and exc.errno in _TRANSIENT_ERRNOS:
-        return True
-    text = f"{type(exc).__name__}: {exc}"
-    return any(m in text for m in _TRANSIENT_MARKERS)
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often a request that failed transiently is sent again: ``attempts`` in all, sleeping
-    ``initial_s`` doubling up to ``max_s`` (with jitter) in between. Hudi's keys configure it; on by
-    default for remote file systems (object stores throttle), off for the local disk."""
-
-    attempts: int = 1
-    initial_s: float = 0.1
-    max_s: float = 2.0
-
-    @classmethod
-    def from_options(cls, options: dict[str, Any], *, remote: bool) -> RetryPolicy:
-        enabled = str(options.get(RETRY_ENABLE, "true" if remote else "false")).strip().lower() == "true"
-        if not enabled:
-            return cls(attempts=1)
-        try:
-            retries = int(options.get(RETRY_MAX_NUMBERS, 4))
-            initial = float(options.get(RETRY_INITIAL_INTERVAL_MS, 100)) / 1000
-            ceiling = float(options.get(RETRY_MAX_INTERVAL_MS, 2000)) / 1000
-        except ValueError as e:
-            raise InvalidOptionError(f"{RETRY_MAX_NUMBERS} / *_interval_ms must be numbers: {e}") from None
-        if retries < 0 or initial < 0 or ceiling < 0:
-            raise InvalidOptionError(f"{RETRY_MAX_NUMBERS} and the retry intervals must not be negative")
-        return cls(attempts=retries + 1, initial_s=initial, max_s=ceiling)
-
-    def delay(self, attempt: int) -> float:
-        return min(self.max_s, self.initial_s * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
 
 
 def temp_name(name: str) -> str:
