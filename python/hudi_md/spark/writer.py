@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -16,6 +16,12 @@ from hudi_md.write.config import WriteConfig
 from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
 from hudi_md.write.tagging import records_per_file, replaced_file_groups, update_task
 from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+    from hudi_md.table.fs_view import FileSlice
 
 FID_COLUMN = "_hoodie_md_fid"
 KEY, PART = "_hoodie_record_key", "_hoodie_partition_path"
@@ -159,7 +165,7 @@ def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTa
     return fn
 
 
-def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, Any] | None) -> str:
+def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping[str, Any] | None) -> str:
     from pyspark.sql.types import StringType, StructField, StructType
 
     from hudi_md.spark.arrow_types import spark_schema_to_arrow
@@ -189,19 +195,20 @@ def write_dataframe(df: Any, uri: str, *, operation: str, options: Mapping[str, 
 
 
 def _write_started(
-    df: Any,
+    df: DataFrame,
     writer: HudiWriter,
     session: WriteSession,
     uri: str,
     storage_options: dict[str, Any],
-    keyed_schema: Any,
+    keyed_schema: StructType,
     arrow_schema: pa.Schema,
 ) -> CommitResult:
+    """Keys and dedupe, tagging, file-group tasks, then the files, on the executors; the commit
+    (MDT deltacommit, completion) on the driver."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType, StructField, StructType
 
-    cfg, config, operation = session.cfg, session.config, session.operation
+    cfg, operation = session.cfg, session.operation
     keyed = df.mapInArrow(_add_keys(cfg, operation), keyed_schema)
     if operation in ("upsert", "delete") or cfg.combine_before_insert:
         order = [F.col(c).desc() for c in cfg.ordering_fields if c in df.columns] + [
@@ -212,58 +219,16 @@ def _write_started(
     keyed = keyed.persist()
     partitions = sorted(r[0] for r in keyed.select(PART).distinct().collect())
     has_commits = bool(session.timeline.write_timeline())
-    tagged_schema = StructType([*keyed_schema.fields, StructField(FID_COLUMN, StringType())])
     state = writer.state()
     latest = (
         {(s.partition_path, s.file_id): s for s in state.file_system_view().latest_file_slices(partitions)}
         if has_commits
         else {}
     )
-    if operation in ("upsert", "delete") and has_commits:
-        if K_RECORD_INDEX in config.metadata_partitions:
-            tagged = keyed.mapInArrow(
-                _lookup_record_index(uri, storage_options, frozenset(latest)), tagged_schema
-            )
-        else:
-            spark = df.sparkSession
-            slices = spark.createDataFrame([(p, f) for p, f in latest], "p string, f string")
-            existing_keys = slices.repartition(max(1, len(latest))).mapInArrow(
-                _read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string"
-            )
-            tagged = keyed.join(
-                existing_keys,
-                (keyed[PART] == existing_keys["_p"]) & (keyed[KEY] == existing_keys["_k"]),
-                "left",
-            ).drop("_p", "_k")
-    else:
-        tagged = keyed.withColumn(FID_COLUMN, F.lit(None).cast("string"))
-    counts = {
-        r[0]: r[1]
-        for r in tagged.filter(F.col(FID_COLUMN).isNull() & (F.col(OP_COLUMN) == "U"))
-        .groupBy(PART)
-        .count()
-        .collect()
-    }
+    tagged = _tag(keyed, session, uri, storage_options, latest, has_commits)
     # The local writer's sizing rule, from the same measure: the rows' average Arrow size.
     per_file = records_per_file(cfg, _average_arrow_row_bytes(keyed))
-    new_fids = {p: [new_file_id() for _ in range(max(1, math.ceil(c / per_file)))] for p, c in counts.items()}
-    assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged_schema).persist()
-    specs = sorted(
-        {
-            (r[0], r[1])
-            for r in assigned.select(PART, FID_COLUMN)
-            .where(F.col(FID_COLUMN).isNotNull())
-            .distinct()
-            .collect()
-        }
-    )
-    tasks: dict[tuple[str, str], FileGroupTask] = {}
-    for i, (p, fid) in enumerate(specs):
-        s = latest.get((p, fid))
-        if s is None:
-            tasks[(p, fid)] = FileGroupTask(p, fid, "insert", token=f"{i}-0-0")
-        else:
-            tasks[(p, fid)] = update_task(s, f"{i}-0-0")
+    assigned, tasks = _assign_file_groups(tagged, latest, per_file)
     replaced = replaced_file_groups(state, operation, partitions) if has_commits else {}
     writer.prepare_files(session, list(tasks.values()))
     ctx = writer.write_context(session)
@@ -276,7 +241,7 @@ def _write_started(
     keyed.unpersist()
     assigned.unpersist()
     replaced_keys = None
-    if replaced and K_RECORD_INDEX in config.metadata_partitions:
+    if replaced and K_RECORD_INDEX in session.config.metadata_partitions:
         # The record-index deletes of the replaced groups' keys: read on the executors.
         groups = [(p, fid) for p, fids in replaced.items() for fid in fids]
         replaced_keys = [
@@ -288,6 +253,69 @@ def _write_started(
             .collect()
         ]
     return writer.finish_commit(session, results, replaced, replaced_keys)
+
+
+def _tag(
+    keyed: DataFrame,
+    session: WriteSession,
+    uri: str,
+    storage_options: dict[str, Any],
+    latest: Mapping[tuple[str, str], FileSlice],
+    has_commits: bool,
+) -> DataFrame:
+    """The keyed rows with the file group each key already lives in (null: a new key), by the
+    record index or by joining the keys of the latest slices, read on the executors."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    if not (session.operation in ("upsert", "delete") and has_commits):
+        return keyed.withColumn(FID_COLUMN, F.lit(None).cast("string"))
+    if K_RECORD_INDEX in session.config.metadata_partitions:
+        tagged_schema = StructType([*keyed.schema.fields, StructField(FID_COLUMN, StringType())])
+        return keyed.mapInArrow(_lookup_record_index(uri, storage_options, frozenset(latest)), tagged_schema)
+    slices = keyed.sparkSession.createDataFrame([(p, f) for p, f in latest], "p string, f string")
+    existing_keys = slices.repartition(max(1, len(latest))).mapInArrow(
+        _read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string"
+    )
+    return keyed.join(
+        existing_keys,
+        (keyed[PART] == existing_keys["_p"]) & (keyed[KEY] == existing_keys["_k"]),
+        "left",
+    ).drop("_p", "_k")
+
+
+def _assign_file_groups(
+    tagged: DataFrame, latest: Mapping[tuple[str, str], FileSlice], per_file: int
+) -> tuple[DataFrame, dict[tuple[str, str], FileGroupTask]]:
+    """New keys spread over new file groups of ``per_file`` records each; the task of every file
+    group written (an update of its latest slice, or an insert)."""
+    from pyspark.sql import functions as F
+
+    counts = {
+        r[0]: r[1]
+        for r in tagged.filter(F.col(FID_COLUMN).isNull() & (F.col(OP_COLUMN) == "U"))
+        .groupBy(PART)
+        .count()
+        .collect()
+    }
+    new_fids = {p: [new_file_id() for _ in range(max(1, math.ceil(c / per_file)))] for p, c in counts.items()}
+    assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged.schema).persist()
+    specs = sorted(
+        {
+            (r[0], r[1])
+            for r in assigned.select(PART, FID_COLUMN)
+            .where(F.col(FID_COLUMN).isNotNull())
+            .distinct()
+            .collect()
+        }
+    )
+    tasks: dict[tuple[str, str], FileGroupTask] = {}
+    for i, (p, fid) in enumerate(specs):
+        s = latest.get((p, fid))
+        tasks[(p, fid)] = (
+            FileGroupTask(p, fid, "insert", token=f"{i}-0-0") if s is None else update_task(s, f"{i}-0-0")
+        )
+    return assigned, tasks
 
 
 K_RECORD_INDEX = "record_index"
