@@ -70,7 +70,7 @@ def test_hudi_reads_tables_of_concurrent_hudi_md_writers(
     for n in ("occ_b", "occ_a"):  # the later instant completes first
         w, s, _ = writers[n]
         results, replaced = files[n]
-        done = w.finish_commit(s.cfg, s.config, s.pending, s.operation, results, s.avro_schema, replaced)
+        done = w.finish_commit(s, results, replaced)
         w.end_write(s, done)
     model.apply(B)
     model.apply(A)
