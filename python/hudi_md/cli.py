@@ -437,6 +437,44 @@ def metadata_init(ctx: click.Context, path: str, options: tuple[str, ...]) -> No
     )
 
 
+# --- async MDT indexing (RFC-45) ---------------------------------------------------------------
+
+
+@main.group()
+def index() -> None:
+    """Asynchronous MDT indexing (RFC-45's `indexing` action)."""
+
+
+@index.command("show")
+@click.argument("path")
+@_option
+@_json
+@click.pass_context
+@_errors
+def index_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
+    """MDT partitions available, inflight, and planned by pending `indexing` instants."""
+    from hudi_md.metadata.indexing import indexing_state
+
+    _set_json(ctx, as_json)
+    t = _open(path, options)
+    state = indexing_state(t.storage, t.config, t.timeline).to_dict()
+
+    def text(d: dict[str, Any]) -> str:
+        lines = [
+            f"available: {', '.join(d['available']) or '(none)'}",
+            f"inflight:  {', '.join(d['inflight']) or '(none)'}",
+        ]
+        for p in d["pending_indexing"]:
+            parts = ", ".join(f"{x['partition']} up to {x['up_to_instant']}" for x in p["partitions"] or [])
+            lines.append(f"pending {p['instant']} ({p['state']}): {parts or p.get('error', '?')}")
+        for c in d["completed_indexing"]:
+            parts = ", ".join(f"{x['partition']} up to {x['up_to_instant']}" for x in c["partitions"] or [])
+            lines.append(f"completed {c['instant']} at {c['completed']}: {parts}")
+        return "\n".join(lines)
+
+    _emit(ctx, state, text)
+
+
 # --- table services ------------------------------------------------------------------------------
 
 
