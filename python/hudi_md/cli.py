@@ -475,6 +475,25 @@ def index_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json:
     _emit(ctx, state, text)
 
 
+@index.command("drop")
+@click.argument("path")
+@click.option("--partitions", required=True, help="MDT partitions to drop, comma-separated")
+@_option
+@click.pass_context
+@_errors
+def index_drop(ctx: click.Context, path: str, partitions: str, options: tuple[str, ...]) -> None:
+    """Drop MDT partitions (indexes); a pending indexing of them is rolled back."""
+    from hudi_md.write.table_setup import drop_metadata_indexes
+
+    w = _writer(path, options)
+    names = [p.strip() for p in partitions.split(",") if p.strip()]
+    config = drop_metadata_indexes(w, names)
+    click.echo(
+        f"dropped {', '.join(names)} from the metadata table of {w.storage.uri()}; "
+        f"it keeps {', '.join(config.metadata_partitions) or 'nothing'}"
+    )
+
+
 # --- table services ------------------------------------------------------------------------------
 
 

@@ -138,3 +138,45 @@ def test_a_plan_without_partition_is_refused() -> None:
     bad = IndexPlan((IndexPartitionInfo("", "001"),)).plan_bytes()
     with pytest.raises(Exception, match="index partition info"):
         IndexPlan.from_bytes(bad, "bad.indexing.requested")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hudi_md.cli", *args], capture_output=True, text=True)
+
+
+def test_index_drop_of_a_hudi_built_index(table_path: Callable[[str], Path], tmp_path: Path) -> None:
+    dest = tmp_path / "t"
+    shutil.copytree(table_path(FIXTURE), dest)
+    proc = _cli("index", "drop", str(dest), "--partitions", "secondary_index_merchant_idx")
+    assert proc.returncode == 0, proc.stderr
+    _, config, _ = _open(dest)
+    assert "secondary_index_merchant_idx" not in config.metadata_partitions
+    assert "secondary_index_txn_date_idx" in config.metadata_partitions
+    assert not (dest / ".hoodie/metadata/secondary_index_merchant_idx").exists()
+    defs = json.loads((dest / ".hoodie/.index_defs/index.json").read_text())["indexDefinitions"]
+    assert "secondary_index_merchant_idx" not in defs
+    assert "OK" in _cli("metadata", "validate", str(dest)).stdout
+
+
+def test_index_drop_rolls_back_a_pending_indexing(table_path: Callable[[str], Path], tmp_path: Path) -> None:
+    """A pending indexing instant of the dropped partition goes whole: its plan, the MDT
+    deltacommit and the file groups it had started (Hudi 1.2 leaves the instant pending)."""
+    dest = tmp_path / "t"
+    shutil.copytree(table_path(FIXTURE), dest)
+    storage, config, timeline = _open(dest)
+    t = "20990101000000000"
+    plan = IndexPlan((IndexPartitionInfo("bloom_filters", base_instant(timeline) or ""),))
+    storage.write_bytes(f"{config.timeline_path}/{t}.indexing.requested", plan.plan_bytes())
+    storage.write_bytes(f"{config.timeline_path}/{t}.indexing.inflight", b"")
+    started = dest / ".hoodie/metadata/bloom_filters"
+    started.mkdir()
+    (started / f".bloom-filters-0000-0_{t}.log.1_0-0-0").write_bytes(b"")
+    (dest / f".hoodie/metadata/.hoodie/timeline/{t}.deltacommit.requested").write_bytes(b"")
+    proc = _cli("index", "drop", str(dest), "--partitions", "bloom_filters")
+    assert proc.returncode == 0, proc.stderr
+    state = indexing_state(*_open(dest))
+    assert state.pending == [] and "bloom_filters" not in state.available + state.inflight
+    assert not started.exists()
+    assert not list((dest / ".hoodie/metadata/.hoodie/timeline").glob(f"{t}*"))
+    assert not list((dest / ".hoodie/timeline").glob(f"{t}*"))
+    assert _cli("index", "drop", str(dest), "--partitions", "bloom_filters").returncode != 0

@@ -12,15 +12,18 @@ import pyarrow as pa
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.metadata import keys as K
+from hudi_md.metadata.indexing import indexing_state, planned_partitions
 from hudi_md.metadata.lifecycle import Progress, delete_metadata_table, drop_indexes, initialize_partitions
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, write_table_config
+from hudi_md.table.timeline import INDEXING
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.file_groups import OP_COLUMN
 from hudi_md.write.recovery import rollback_failed_writes
+from hudi_md.write.rollback import remove_mdt_deltacommit
 from hudi_md.write.schema import arrow_to_avro_schema, with_meta_fields
-from hudi_md.write.transaction import MDT_FOLDER, TEMP, TIMELINE, WritableTable
+from hudi_md.write.transaction import MDT_FOLDER, TEMP, TIMELINE, Transaction, WritableTable
 
 INDEX_DEFS = ".hoodie/.index_defs/index.json"
 META_FIELDS = frozenset(
@@ -154,6 +157,31 @@ def delete_metadata(table: WritableTable) -> TableConfig:
 
 
 def drop_metadata_indexes(table: WritableTable, names: Sequence[str]) -> TableConfig:
-    """Drop MDT indexes (e.g. ``secondary_index_<name>``), as Hudi's ``DROP INDEX`` does."""
+    """Drop MDT indexes (e.g. ``secondary_index_<name>``), as Hudi's ``DROP INDEX`` does, under
+    the lock. A pending ``indexing`` instant that plans one of them is rolled back first (its plan,
+    its MDT deltacommit, and the partitions it was building that are not available yet): unlike
+    Hudi 1.2, which leaves such an instant pending, nothing of it stays behind."""
     with table.lock():
-        return drop_indexes(table.storage, list(names))
+        config = TableConfig.load(table.storage)
+        state = indexing_state(table.storage, config, table.timeline())
+        aborted: set[str] = set()
+        for item in state.pending:
+            planned = set(item.plan.partition_names) if item.plan is not None else set()
+            if not planned & set(names):
+                continue
+            aborted |= planned - set(config.metadata_partitions)
+            remove_mdt_deltacommit(table, item.instant.requested_time, False)
+            Transaction.resume(table, item.instant.requested_time, INDEXING).abandon()
+        present = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
+        unknown = [n for n in names if n not in present and n not in aborted]
+        if unknown:
+            raise InvalidOptionError(
+                f"{table.storage.uri()} has no metadata-table index {', '.join(unknown)} "
+                f"(it has {', '.join(sorted(present | planned_partitions(state.pending))) or 'none'})"
+            )
+        dropped = sorted((set(names) | aborted) & present)
+        for name in sorted((set(names) | aborted) - present):
+            folder = f"{MDT_FOLDER}/{name}"  # planned only: its file groups may exist already
+            if table.storage.exists(folder):
+                table.storage.delete(folder, recursive=True)
+        return drop_indexes(table.storage, dropped) if dropped else TableConfig.load(table.storage)
