@@ -475,6 +475,51 @@ def index_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json:
     _emit(ctx, state, text)
 
 
+@index.command("schedule")
+@click.argument("path")
+@click.option("--partitions", required=True, help="MDT partitions to build, e.g. record_index,column_stats")
+@_option
+@click.pass_context
+@_errors
+def index_schedule(ctx: click.Context, path: str, partitions: str, options: tuple[str, ...]) -> None:
+    """Plan building MDT partitions beside running writers (an `indexing` instant)."""
+    from hudi_md.write.indexing import schedule_indexing
+
+    names = [p.strip() for p in partitions.split(",") if p.strip()]
+    click.echo(f"scheduled indexing {schedule_indexing(_writer(path, options), names)}")
+
+
+@index.command("run")
+@click.argument("path")
+@click.option("--instant", default=None, help="the indexing instant (default: the earliest pending)")
+@click.option("--progress/--no-progress", default=True, help="show a progress bar")
+@_option
+@click.pass_context
+@_errors
+def index_run(
+    ctx: click.Context, path: str, instant: str | None, progress: bool, options: tuple[str, ...]
+) -> None:
+    """Build what a pending `indexing` instant plans, then make the partitions available."""
+    from hudi_md.write.indexing import run_indexing
+
+    bar: Any = None
+
+    def report(partition: str, done: int, total: int) -> None:
+        nonlocal bar
+        if not progress:
+            return
+        if bar is None or bar.label != partition:
+            if bar is not None:
+                bar.render_finish()
+            bar = click.progressbar(length=max(total, 1), label=partition, file=sys.stderr)
+        bar.update(done - bar.pos)
+
+    done = run_indexing(_writer(path, options), instant, progress=report)
+    if bar is not None:
+        bar.render_finish()
+    click.echo(f"indexing {done} completed" if done else "no pending indexing instant")
+
+
 @index.command("drop")
 @click.argument("path")
 @click.option("--partitions", required=True, help="MDT partitions to drop, comma-separated")

@@ -11,6 +11,7 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -252,6 +253,55 @@ def initialize_partitions(
         config = update_table_config(storage, {C.METADATA_PARTITIONS: ",".join(available)})
     _write_index_defs(storage, ordered, columns)
     return config
+
+
+@dataclass
+class PartitionBuild:
+    """What building one MDT partition from the table as it is takes: its file-group count
+    (Hudi's sizing rules), the columns it indexes, and its records in batches."""
+
+    partition: str
+    file_groups: int
+    columns: list[str]
+    batches: Iterator[list[MdtRecord]]
+
+
+def plan_partition_build(
+    storage: Storage,
+    writer: MetadataTableWriter,
+    partition: str,
+    write_config: IndexOptions | None,
+    *,
+    progress: Progress | None = None,
+) -> PartitionBuild:
+    """The records of MDT partition ``partition`` for the table's committed files as listed now
+    (not through the MDT), batch by batch, read lazily."""
+    table = TableState(storage, {"hoodie.metadata.enable": "false"})
+    has_data = bool(table.timeline.write_timeline())
+    schema = table.schema if has_data else None
+    types = {f.name: f.type for f in schema} if schema is not None else {}
+    columns = _columns_to_index(schema, write_config) if schema is not None else []
+    data_partitions = table.partitions() if has_data else []
+    view = table.file_system_view()
+
+    def staged() -> Iterator[list[MdtRecord]]:
+        if partition == K.FILES:
+            yield [all_partitions_record(data_partitions)]
+        for i, batch in enumerate(_batches(data_partitions, BATCH_PARTITIONS)):
+            if progress:
+                progress(partition, i * BATCH_PARTITIONS, len(data_partitions))
+            yield _records_for(partition, table, view, batch, columns, types)
+        if progress:
+            progress(partition, len(data_partitions), len(data_partitions))
+
+    groups = _file_groups(writer, partition, _estimate_records(partition, table, data_partitions))
+    return PartitionBuild(partition, groups, columns, staged())
+
+
+def write_index_defs(storage: Storage, partitions: Sequence[str], columns: Sequence[str]) -> None:
+    """The ``index.json`` definitions of built partitions (column_stats' source fields, the
+    record index)."""
+    _write_index_defs(storage, partitions, columns)
 
 
 BATCH_PARTITIONS = 64

@@ -300,7 +300,7 @@ class MetadataTableWriter:
         num_file_groups: int | None = None,
     ) -> str:
         from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
-        from hudi_md.formats.logfile_writer import delete_block, hfile_data_block
+        from hudi_md.formats.logfile_writer import delete_block
 
         if not self.exists():
             self.create_table()
@@ -310,14 +310,6 @@ class MetadataTableWriter:
         self.storage.write_bytes(
             f"{partition}/.hoodie_partition_metadata", partition_metadata_bytes(instant, 1)
         )
-        if isinstance(records, Sequence) and (not records or isinstance(records[0], MdtRecord)):
-            batches: Iterator[Sequence[MdtRecord]] = iter([records])  # type: ignore[list-item]
-        else:
-            batches = iter(records)  # type: ignore[arg-type]
-        first = next(batches, [])
-        groups: dict[int, list[MdtRecord]] = defaultdict(list)
-        for r in first:
-            groups[K.file_group_index(r.key, n)].append(r)
         stats: dict[str, list[WriteStat]] = {partition: []}
         for index in range(n):
             fg = file_group_id(partition, index)
@@ -325,14 +317,41 @@ class MetadataTableWriter:
             log_bytes = delete_block([], instant)
             self.storage.write_bytes(f"{partition}/{log_name}", log_bytes)
             stats[partition].append(mdt_write_stat(partition, fg, log_name, len(log_bytes), 0, log=True))
-            group = sorted(groups.get(index, []), key=lambda r: r.key.encode("utf-8"))
-            if group:
-                base_name = f"{fg}_{WRITE_TOKEN}_{instant}.hfile"
-                data = self.hfile_bytes(_dedupe(group), base_file=True)
-                self.storage.write_bytes(f"{partition}/{base_name}", data)
-                stats[partition].append(
-                    mdt_write_stat(partition, fg, base_name, len(data), len(group), log=False)
-                )
+        stats[partition] += self.write_partition_records(partition, instant, n, records)
+        meta = commit_metadata_record(
+            stats, operation_type="BULK_INSERT", extra_metadata={"schema": self.commit_schema_json}
+        )
+        pending.complete(serialize_instant_metadata("commit", meta))
+        return instant
+
+    def write_partition_records(
+        self,
+        partition: str,
+        instant: str,
+        num_file_groups: int,
+        records: Sequence[MdtRecord] | Iterable[Sequence[MdtRecord]],
+    ) -> list[WriteStat]:
+        """The files of a partition built at ``instant`` (its init instant): the first batch of
+        ``records`` becomes one base HFile per file group, each further batch one more log
+        version (``.log.2``, ...), so memory is bounded by a batch. Returns their write stats."""
+        from hudi_md.formats.logfile_writer import hfile_data_block
+
+        if isinstance(records, Sequence) and (not records or isinstance(records[0], MdtRecord)):
+            batches: Iterator[Sequence[MdtRecord]] = iter([records])  # type: ignore[list-item]
+        else:
+            batches = iter(records)  # type: ignore[arg-type]
+        n = num_file_groups
+        stats: list[WriteStat] = []
+        groups: dict[int, list[MdtRecord]] = defaultdict(list)
+        for r in next(batches, []):
+            groups[K.file_group_index(r.key, n)].append(r)
+        for index, group in sorted(groups.items()):
+            fg = file_group_id(partition, index)
+            group.sort(key=lambda r: r.key.encode("utf-8"))
+            base_name = f"{fg}_{WRITE_TOKEN}_{instant}.hfile"
+            data = self.hfile_bytes(_dedupe(group), base_file=True)
+            self.storage.write_bytes(f"{partition}/{base_name}", data)
+            stats.append(mdt_write_stat(partition, fg, base_name, len(data), len(group), log=False))
         for version, batch in enumerate(batches, start=2):
             later: dict[int, list[MdtRecord]] = defaultdict(list)
             for r in batch:
@@ -343,12 +362,8 @@ class MetadataTableWriter:
                 block = self.hfile_bytes(_dedupe(group), base_file=False)
                 data = hfile_data_block(block, self._schema_json, instant)
                 self.storage.write_bytes(f"{partition}/{name}", data)
-                stats[partition].append(mdt_write_stat(partition, fg, name, len(data), len(group), log=True))
-        meta = commit_metadata_record(
-            stats, operation_type="BULK_INSERT", extra_metadata={"schema": self.commit_schema_json}
-        )
-        pending.complete(serialize_instant_metadata("commit", meta))
-        return instant
+                stats.append(mdt_write_stat(partition, fg, name, len(data), len(group), log=True))
+        return stats
 
 
 def _dedupe(records: Sequence[MdtRecord]) -> list[MdtRecord]:

@@ -159,7 +159,7 @@ def _clean_records(
 ) -> list[MdtRecord]:
     """The MDT records of a clean: the files deleted, and their column stats."""
     records = [files_record(p, {}, names) for p, names in deleted.items()]
-    if K.COLUMN_STATS in config.metadata_partitions:
+    if K.COLUMN_STATS in {*config.metadata_partitions, *config.metadata_partitions_inflight}:
         mdt = state.metadata_table
         stats = mdt.column_stats(None, sorted(deleted)) if mdt is not None else []
         doomed = {(p, n) for p, names in deleted.items() for n in names}

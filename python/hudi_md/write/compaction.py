@@ -156,7 +156,11 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
     if config.metadata_partitions:
         types = {f.name: f.type for f in schema}
         records = mdt_records_for_commit(
-            txn.instant, results, set(config.metadata_partitions) - {K.RECORD_INDEX}, types, before=state
+            txn.instant,
+            results,
+            (set(config.metadata_partitions) | set(config.metadata_partitions_inflight)) - {K.RECORD_INDEX},
+            types,
+            before=state,
         )
         # UPSERT_PREPPED: Hudi's operation type for every MDT deltacommit
         txn.write_metadata(config, records)

@@ -234,9 +234,11 @@ class Transaction:
         operation: str = "UPSERT_PREPPED",
     ) -> None:
         """The MDT deltacommit of this instant (same instant time), into ``partitions`` (default:
-        every available one). It is written before the instant completes; readers trust it only
+        every available or inflight one). It is written before the instant completes; readers trust it only
         once the data instant completed."""
-        parts = sorted(config.metadata_partitions) if partitions is None else sorted(partitions)
+        if partitions is None:  # every partition readers use or an indexer is building
+            partitions = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
+        parts = sorted(partitions)
         self.table.metadata_writer(config).write_records(
             self.instant, records, partitions=parts, operation=operation
         )
