@@ -228,11 +228,10 @@ def replaced_file_groups(
 
 
 def index_columns(cfg: WriteConfig, config: TableConfig, avro_schema: str) -> list[str]:
-    """The columns whose ranges the written files' stats carry (column or partition stats on)."""
-    if (
-        K.COLUMN_STATS not in config.metadata_partitions
-        and K.PARTITION_STATS not in config.metadata_partitions
-    ):
+    """The columns whose ranges the written files' stats carry: column or partition stats are
+    available, or being built by an indexer (whose inflight partitions every commit writes)."""
+    maintained = {*config.metadata_partitions, *config.metadata_partitions_inflight}
+    if K.COLUMN_STATS not in maintained and K.PARTITION_STATS not in maintained:
         return []
     schema = avro_schema_to_arrow(avro_schema)
     return columns_to_index(
