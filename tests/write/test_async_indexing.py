@@ -103,16 +103,15 @@ def test_index_built_beside_writers(tmp_path: Path, table_type: str, monkeypatch
 
     # a writer between schedule and run, and one while the run is building
     _write(path, model, _rows(range(80, 120), 4), "upsert", table_type)
-    real = indexing.plan_partition_build
+    real = indexing.PartitionBuilder
 
     def build_then_write(*args: Any, **kwargs: Any) -> Any:
-        build = real(*args, **kwargs)
-        if args[2] == K.RECORD_INDEX:
-            _write(path, model, _rows(range(40, 50), 5), "delete", table_type)
-            _write(path, model, _rows(range(100, 130), 6), "upsert", table_type)
-        return build
+        builder = real(*args, **kwargs)  # the table is listed: commits after it only log
+        _write(path, model, _rows(range(40, 50), 5), "delete", table_type)
+        _write(path, model, _rows(range(100, 130), 6), "upsert", table_type)
+        return builder
 
-    monkeypatch.setattr(indexing, "plan_partition_build", build_then_write)
+    monkeypatch.setattr(indexing, "PartitionBuilder", build_then_write)
     assert indexing.run_indexing(writer) == t
     monkeypatch.undo()
 
@@ -142,13 +141,13 @@ def test_schedule_refuses_bad_requests_and_leaves_nothing(tmp_path: Path) -> Non
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise OSError("disk full")
 
-    real = indexing.plan_partition_build
-    indexing.plan_partition_build = boom  # type: ignore[assignment]
+    real = indexing.PartitionBuilder
+    indexing.PartitionBuilder = boom  # type: ignore[assignment,misc]
     try:
         with pytest.raises(OSError):
             indexing.schedule_indexing(writer, [K.RECORD_INDEX])
     finally:
-        indexing.plan_partition_build = real  # type: ignore[assignment]
+        indexing.PartitionBuilder = real  # type: ignore[misc]
     assert sorted(p.name for p in (path / ".hoodie" / "timeline").iterdir()) == before
     config = writer.config()
     assert config is not None and K.RECORD_INDEX not in config.metadata_partitions_inflight

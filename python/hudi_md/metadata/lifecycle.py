@@ -11,7 +11,6 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -187,7 +186,9 @@ def _index_defs(partitions: Iterable[str], columns: Sequence[str]) -> dict[str, 
     return defs
 
 
-def _write_index_defs(storage: Storage, partitions: Iterable[str], columns: Sequence[str]) -> None:
+def write_index_defs(storage: Storage, partitions: Iterable[str], columns: Sequence[str]) -> None:
+    """The ``index.json`` definitions of built partitions (column_stats' source fields, the
+    record index)."""
     existing = _read_index_defs(storage)
     existing.update(_index_defs(partitions, columns))
     if existing:
@@ -202,7 +203,7 @@ def fill_index_source_fields(storage: Storage, columns: Sequence[str]) -> None:
     defs = _read_index_defs(storage)
     if not defs:  # torn: rewritten whole from the table config's partitions
         config = TableConfig.load(storage)
-        _write_index_defs(storage, config.metadata_partitions, columns)
+        write_index_defs(storage, config.metadata_partitions, columns)
         return
     col_stats = defs.get(K.COLUMN_STATS)
     if col_stats is None or col_stats.get("sourceFields"):
@@ -221,87 +222,60 @@ def initialize_partitions(
     progress: Progress | None = None,
 ) -> TableConfig:
     """Build the named MDT partitions from the table as it is now (the caller holds the lock)."""
-    table = TableState(storage, {"hoodie.metadata.enable": "false"})
     writer = MetadataTableWriter(storage, config, options)
     _drop_half_built(storage, writer, config, partitions)
     ordered = [p for p in PARTITION_ORDER if p in partitions] + [
         p for p in partitions if p not in PARTITION_ORDER
     ]
-    has_data = bool(table.timeline.write_timeline())
-    schema = table.schema if has_data else None
-    types = {f.name: f.type for f in schema} if schema is not None else {}
-    columns = _columns_to_index(schema, write_config) if schema is not None else []
-    data_partitions = table.partitions() if has_data else []
-    view = table.file_system_view()
+    builder = PartitionBuilder(storage, writer, write_config, progress=progress)
     for mdt_partition in ordered:
-
-        def staged(part: str = mdt_partition) -> Iterator[list[MdtRecord]]:
-            # One batch of data partitions at a time: memory is bounded by the batch.
-            if part == K.FILES:
-                yield [all_partitions_record(data_partitions)]
-            for i, batch in enumerate(_batches(data_partitions, BATCH_PARTITIONS)):
-                if progress:
-                    progress(part, i * BATCH_PARTITIONS, len(data_partitions))
-                yield _records_for(part, table, view, batch, columns, types)
-            if progress:
-                progress(part, len(data_partitions), len(data_partitions))
-
-        estimate = _estimate_records(mdt_partition, table, data_partitions)
-        groups = _file_groups(writer, mdt_partition, estimate)
-        writer.initialize_partition(mdt_partition, staged(), num_file_groups=groups)
+        writer.initialize_partition(
+            mdt_partition, builder.batches(mdt_partition), num_file_groups=builder.file_groups(mdt_partition)
+        )
         available = sorted(set(TableConfig.load(storage).metadata_partitions) | {mdt_partition})
         config = update_table_config(storage, {C.METADATA_PARTITIONS: ",".join(available)})
-    _write_index_defs(storage, ordered, columns)
+    write_index_defs(storage, ordered, builder.columns)
     return config
 
 
-@dataclass
-class PartitionBuild:
-    """What building one MDT partition from the table as it is takes: its file-group count
-    (Hudi's sizing rules), the columns it indexes, and its records in batches."""
+class PartitionBuilder:
+    """The table's committed files as listed once, now (not through the MDT), and the MDT
+    partitions built from them: each one's file-group count (Hudi's sizing rules) and records."""
 
-    partition: str
-    file_groups: int
-    columns: list[str]
-    batches: Iterator[list[MdtRecord]]
+    def __init__(
+        self,
+        storage: Storage,
+        writer: MetadataTableWriter,
+        write_config: IndexOptions | None,
+        *,
+        progress: Progress | None = None,
+    ) -> None:
+        self.writer = writer
+        self.progress = progress
+        self.table = TableState(storage, {"hoodie.metadata.enable": "false"})
+        has_data = bool(self.table.timeline.write_timeline())
+        schema = self.table.schema if has_data else None
+        self.types = {f.name: f.type for f in schema} if schema is not None else {}
+        self.columns = _columns_to_index(schema, write_config) if schema is not None else []
+        self.data_partitions = self.table.partitions() if has_data else []
+        self.view = self.table.file_system_view()
 
+    def file_groups(self, partition: str) -> int:
+        estimate = _estimate_records(partition, self.table, self.data_partitions)
+        return _file_groups(self.writer, partition, estimate)
 
-def plan_partition_build(
-    storage: Storage,
-    writer: MetadataTableWriter,
-    partition: str,
-    write_config: IndexOptions | None,
-    *,
-    progress: Progress | None = None,
-) -> PartitionBuild:
-    """The records of MDT partition ``partition`` for the table's committed files as listed now
-    (not through the MDT), batch by batch, read lazily."""
-    table = TableState(storage, {"hoodie.metadata.enable": "false"})
-    has_data = bool(table.timeline.write_timeline())
-    schema = table.schema if has_data else None
-    types = {f.name: f.type for f in schema} if schema is not None else {}
-    columns = _columns_to_index(schema, write_config) if schema is not None else []
-    data_partitions = table.partitions() if has_data else []
-    view = table.file_system_view()
-
-    def staged() -> Iterator[list[MdtRecord]]:
+    def batches(self, partition: str) -> Iterator[list[MdtRecord]]:
+        """The partition's records, one batch of data partitions at a time (memory is bounded by
+        the batch), read lazily."""
+        data_partitions, progress = self.data_partitions, self.progress
         if partition == K.FILES:
             yield [all_partitions_record(data_partitions)]
         for i, batch in enumerate(_batches(data_partitions, BATCH_PARTITIONS)):
             if progress:
                 progress(partition, i * BATCH_PARTITIONS, len(data_partitions))
-            yield _records_for(partition, table, view, batch, columns, types)
+            yield _records_for(partition, self.table, self.view, batch, self.columns, self.types)
         if progress:
             progress(partition, len(data_partitions), len(data_partitions))
-
-    groups = _file_groups(writer, partition, _estimate_records(partition, table, data_partitions))
-    return PartitionBuild(partition, groups, columns, staged())
-
-
-def write_index_defs(storage: Storage, partitions: Sequence[str], columns: Sequence[str]) -> None:
-    """The ``index.json`` definitions of built partitions (column_stats' source fields, the
-    record index)."""
-    _write_index_defs(storage, partitions, columns)
 
 
 BATCH_PARTITIONS = 64

@@ -39,7 +39,7 @@ from hudi_md.metadata.indexing import (
     planned_partitions,
     read_index_plan,
 )
-from hudi_md.metadata.lifecycle import Progress, plan_partition_build, write_index_defs
+from hudi_md.metadata.lifecycle import PartitionBuilder, Progress, write_index_defs
 from hudi_md.metadata.writer import INIT_INSTANT_PREFIX
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, update_table_config
@@ -84,10 +84,9 @@ def schedule_indexing(table: WritableTable, partitions: Sequence[str]) -> str:
         txn = Transaction.request(table, INDEXING, plan.plan_bytes())
         try:
             writer = table.metadata_writer(config)
-            cfg = WriteConfig.from_options(table.options, config)
+            builder = PartitionBuilder(table.storage, writer, WriteConfig.from_options(table.options, config))
             for p in wanted:
-                build = plan_partition_build(table.storage, writer, p, cfg)
-                writer.initialize_partition(p, [], num_file_groups=build.file_groups)
+                writer.initialize_partition(p, [], num_file_groups=builder.file_groups(p))
             inflight = sorted(set(config.metadata_partitions_inflight) | set(wanted))
             update_table_config(table.storage, {C.METADATA_PARTITIONS_INFLIGHT: ",".join(inflight)})
         except BaseException:
@@ -146,8 +145,7 @@ def run_indexing(
     txn.start(if_missing=True)
     todo = [p for p in plan.partition_names if p not in config.metadata_partitions]
     writer = table.metadata_writer(config)
-    cfg = WriteConfig.from_options(table.options, config)
-    columns: list[str] = []
+    builder = None
     for p in todo:
         inits = _init_instants(table, p)
         if p not in config.metadata_partitions_inflight or not inits:
@@ -157,10 +155,10 @@ def run_indexing(
             )
         init = inits[0]
         _remove_earlier_attempt(table, p, init)
-        build = plan_partition_build(table.storage, writer, p, cfg, progress=progress)
-        groups = writer.existing_file_group_count(p)
-        writer.write_partition_records(p, init, groups, build.batches)
-        columns = columns or build.columns
+        if builder is None:  # one listing of the table for every partition of the plan
+            cfg = WriteConfig.from_options(table.options, config)
+            builder = PartitionBuilder(table.storage, writer, cfg, progress=progress)
+        writer.write_partition_records(p, init, writer.existing_file_group_count(p), builder.batches(p))
     with table.lock() as lock:
         config = TableConfig.load(table.storage)
         available = sorted(set(config.metadata_partitions) | set(plan.partition_names))
@@ -169,8 +167,8 @@ def run_indexing(
             table.storage,
             {C.METADATA_PARTITIONS: ",".join(available), C.METADATA_PARTITIONS_INFLIGHT: ",".join(inflight)},
         )
-        if todo:
-            write_index_defs(table.storage, todo, columns)
+        if builder is not None:
+            write_index_defs(table.storage, todo, builder.columns)
         txn.complete(plan.commit_bytes(), lock=lock)
     log.info("indexing %s completed: %s available", t, ", ".join(plan.partition_names))
     return t
