@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 
@@ -334,6 +335,29 @@ def _writer(path: str, options: tuple[str, ...]) -> HudiWriter:
     return HudiWriter(path, opts)
 
 
+@contextlib.contextmanager
+def _progress_bars(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress callback ``(partition, done, total)`` drawing one bar per MDT partition on
+    stderr (nothing when not ``enabled``); the last bar is finished on exit."""
+    bar: Any = None
+
+    def report(partition: str, done: int, total: int) -> None:
+        nonlocal bar
+        if not enabled:
+            return
+        if bar is None or bar.label != partition:
+            if bar is not None:
+                bar.render_finish()
+            bar = click.progressbar(length=max(total, 1), label=partition, file=sys.stderr)
+        bar.update(done - bar.pos)
+
+    try:
+        yield report
+    finally:
+        if bar is not None:
+            bar.render_finish()
+
+
 @metadata.command("create")
 @click.argument("path")
 @_option
@@ -364,21 +388,8 @@ def metadata_create(
     if all(p in config.metadata_partitions for p in wanted):
         click.echo(f"MDT partitions {', '.join(wanted)} already exist")
         return
-    bar: Any = None
-
-    def report(partition: str, done: int, total: int) -> None:
-        nonlocal bar
-        if not progress:
-            return
-        if bar is None or bar.label != partition:
-            if bar is not None:
-                bar.render_finish()
-            bar = click.progressbar(length=max(total, 1), label=partition, file=sys.stderr)
-        bar.update(done - bar.pos)
-
-    missing, config = create_metadata_partitions(w, wanted, progress=report)
-    if bar is not None:
-        bar.render_finish()
+    with _progress_bars(progress) as report:
+        missing, config = create_metadata_partitions(w, wanted, progress=report)
     click.echo(
         f"created MDT partitions: {', '.join(missing)} ({', '.join(config.metadata_partitions)} available)"
     )
@@ -502,21 +513,8 @@ def index_run(
     """Build what a pending `indexing` instant plans, then make the partitions available."""
     from hudi_md.write.indexing import run_indexing
 
-    bar: Any = None
-
-    def report(partition: str, done: int, total: int) -> None:
-        nonlocal bar
-        if not progress:
-            return
-        if bar is None or bar.label != partition:
-            if bar is not None:
-                bar.render_finish()
-            bar = click.progressbar(length=max(total, 1), label=partition, file=sys.stderr)
-        bar.update(done - bar.pos)
-
-    done = run_indexing(_writer(path, options), instant, progress=report)
-    if bar is not None:
-        bar.render_finish()
+    with _progress_bars(progress) as report:
+        done = run_indexing(_writer(path, options), instant, progress=report)
     click.echo(f"indexing {done} completed" if done else "no pending indexing instant")
 
 

@@ -84,6 +84,13 @@ class TimelineWriter:
                 raise  # not committed: the instant stays pending, for the next writer to roll back
         return Instant(instant_time, done_action, State.COMPLETED, completion, name)
 
+    def delete_all(self, instant_time: str) -> None:
+        """Remove every file of ``instant_time`` in this timeline, whatever its action and state
+        (an MDT instant undone with the data instant or the build that made it)."""
+        for e in self.storage.list(self.path):
+            if e.name.startswith(f"{instant_time}.") or e.name.startswith(f"{instant_time}_"):
+                self.storage.delete(e.path)
+
     def delete_pending(self, instant: Instant) -> None:
         """Remove every pending file of an instant (after a rollback), inflight first. A completed
         commit may have been a compaction (a replacecommit a clustering, a deltacommit a log

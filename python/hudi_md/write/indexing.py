@@ -45,6 +45,7 @@ from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, update_table_config
 from hudi_md.table.filenames import LogFileName
 from hudi_md.table.timeline import INDEXING, Timeline
+from hudi_md.table.timeline_writer import TimelineWriter
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.transaction import MDT_FOLDER, TIMELINE, Transaction, WritableTable
 
@@ -107,9 +108,7 @@ def _undo_schedule(table: WritableTable, txn: Transaction, partitions: Sequence[
         if mdt.exists(p):
             mdt.delete(p, recursive=True)
         for t in inits:
-            for e in mdt.list(TIMELINE):
-                if e.name.startswith(f"{t}.") or e.name.startswith(f"{t}_"):
-                    mdt.delete(e.path)
+            TimelineWriter(mdt, TIMELINE).delete_all(t)
     txn.abandon()
 
 

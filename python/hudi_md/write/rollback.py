@@ -207,9 +207,7 @@ def remove_mdt_deltacommit(table: WritableTable, instant_time: str, completed: b
         for e in mdt.list(part.name):
             if f"_{instant_time}.log." in e.name or e.name.endswith(f"_{instant_time}.hfile"):
                 mdt.delete(e.path)
-    for e in mdt.list(TIMELINE):
-        if e.name.startswith(f"{instant_time}.") or e.name.startswith(f"{instant_time}_"):
-            mdt.delete(e.path)
+    TimelineWriter(mdt, TIMELINE).delete_all(instant_time)
     return False
 
 
