@@ -118,9 +118,10 @@ class WritableTable:
         if self.crash_at == step:
             raise Crash(step)
 
-    def latest_time(self, *, with_metadata_table: bool = False) -> str:
-        """The latest requested or completion time on the data timeline (and the MDT's)."""
-        after = latest_time(self.timeline())
+    def latest_time(self, timeline: Timeline | None = None, *, with_metadata_table: bool = False) -> str:
+        """The latest requested or completion time on the data timeline (``timeline``: as the
+        caller loaded it already), and with ``with_metadata_table`` on the MDT's too."""
+        after = latest_time(timeline if timeline is not None else self.timeline())
         if with_metadata_table:
             mdt = self.storage.child(MDT_FOLDER)
             if mdt.exists(TIMELINE):
@@ -166,13 +167,14 @@ class Transaction:
         lock: TableLock | None = None,
         inflight: bytes = b"",
         after: str | None = None,
+        timeline: Timeline | None = None,
         heartbeat: bool = False,
     ) -> Transaction:
         """A new instant after every time on the timeline (and ``after``): ``T.a.requested``
         holding ``plan``, then ``T.a.inflight``. ``heartbeat``: start the instant's heartbeat
         first (optimistic concurrency control), so that no other writer ever sees it pending
         without one."""
-        txn = cls.request(table, action, plan, lock=lock, after=after, heartbeat=heartbeat)
+        txn = cls.request(table, action, plan, lock=lock, after=after, timeline=timeline, heartbeat=heartbeat)
         txn.start(inflight)
         return txn
 
@@ -185,10 +187,12 @@ class Transaction:
         *,
         lock: TableLock | None = None,
         after: str | None = None,
+        timeline: Timeline | None = None,
         heartbeat: bool = False,
     ) -> Transaction:
-        """A new instant, requested only (a plan: run it with :meth:`start`)."""
-        floor = max(table.latest_time(), after or "")
+        """A new instant, requested only (a plan: run it with :meth:`start`). ``timeline``: the
+        data timeline as the caller, holding the lock, loaded it already."""
+        floor = max(table.latest_time(timeline), after or "")
         instant = new_instant_time(after=floor or None)
         if heartbeat:
             hb = Heartbeat(table.storage, instant, table.options)

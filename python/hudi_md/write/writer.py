@@ -174,7 +174,7 @@ class HudiWriter(WritableTable):
                     # Hudi does not initialise MDT partitions while other writes are in flight.
                     config = sync_metadata_table_state(self, cfg, config)
                 timeline = self.timeline()
-                txn = self._begin(cfg, operation, lock)
+                txn = self._begin(cfg, operation, lock, timeline)
         except BaseException:
             lock.release()
             raise
@@ -183,7 +183,7 @@ class HudiWriter(WritableTable):
             lock = None
         return WriteSession(cfg, config, txn, timeline, avro_schema, operation, lock)
 
-    def _begin(self, cfg: WriteConfig, operation: str, lock: TableLock) -> Transaction:
+    def _begin(self, cfg: WriteConfig, operation: str, lock: TableLock, timeline: Timeline) -> Transaction:
         """Step 3a, under the table lock. The instant's time is after every requested and
         completion time on the timeline (and, under optimistic concurrency control, the MDT's),
         so instants of writers on one host are monotonic and a commit that completes later always
@@ -204,7 +204,8 @@ class HudiWriter(WritableTable):
             action,
             plan,
             lock=None if optimistic else lock,
-            after=self.latest_time(with_metadata_table=True) if optimistic else None,
+            after=self.latest_time(timeline, with_metadata_table=True) if optimistic else None,
+            timeline=timeline,
             heartbeat=optimistic,
         )
 
