@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.metadata.reader import open_metadata_table
 from hudi_md.planning.expressions import Expression
+from hudi_md.planning.filters import Filters as PyarrowFilters
 from hudi_md.planning.filters import to_expression
 from hudi_md.planning.planner import ScanPlan, plan_scan
 from hudi_md.planning.scan import TableScan
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 __all__ = ["METADATA_ENABLE", "Table", "open_table"]
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 
-Filters = Sequence[tuple[str, str, Any]] | Sequence[Sequence[tuple[str, str, Any]]] | None
+Filters: TypeAlias = PyarrowFilters | None
 
 
 _RETRY_KEYS = "hoodie.filesystem.operation.retry."
