@@ -48,11 +48,26 @@ PARTITION_ORDER = list(K.MAINTAINED_PARTITIONS)
 Progress = Callable[[str, int, int], None]
 
 
+class RecordSource(Protocol):
+    """Where a build's MDT records come from: :class:`PartitionBuilder` (in this process) or
+    ``hudi_md.spark.indexing.SparkPartitionBuilder`` (on a Spark cluster's executors)."""
+
+    columns: list[str]
+
+    def file_groups(self, partition: str) -> int: ...
+
+    def batches(self, partition: str) -> Iterator[list[MdtRecord]]: ...
+
+
 class IndexOptions(Protocol):
     """The write options the MDT's initialisation reads (``hudi_md.write.config.WriteConfig``)."""
 
     column_stats_columns: list[str] | None
     column_stats_max_columns: int
+
+
+# (storage, MDT writer, write options, progress) -> the records of a build
+BuilderFactory = Callable[[Storage, MetadataTableWriter, IndexOptions | None, Progress | None], RecordSource]
 
 
 def delete_metadata_table(storage: Storage) -> TableConfig:

@@ -39,8 +39,16 @@ from hudi_md.metadata.indexing import (
     planned_partitions,
     read_index_plan,
 )
-from hudi_md.metadata.lifecycle import PartitionBuilder, Progress, write_index_defs
-from hudi_md.metadata.writer import INIT_INSTANT_PREFIX
+from hudi_md.metadata.lifecycle import (
+    BuilderFactory,
+    IndexOptions,
+    PartitionBuilder,
+    Progress,
+    RecordSource,
+    write_index_defs,
+)
+from hudi_md.metadata.writer import INIT_INSTANT_PREFIX, MetadataTableWriter
+from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, update_table_config
 from hudi_md.table.filenames import LogFileName
@@ -126,10 +134,17 @@ def _init_instants(table: WritableTable, partition: str) -> list[str]:
 
 
 def run_indexing(
-    table: WritableTable, instant: str | None = None, *, progress: Progress | None = None
+    table: WritableTable,
+    instant: str | None = None,
+    *,
+    progress: Progress | None = None,
+    builder: BuilderFactory | None = None,
 ) -> str | None:
     """Build what the pending ``indexing`` instant (the earliest when ``instant`` is None) plans
-    and complete it; returns the instant, or None when nothing is pending."""
+    and complete it; returns the instant, or None when nothing is pending.
+
+    ``builder``: where the records come from (default: :class:`PartitionBuilder`, this process;
+    ``hudi_md.spark.indexing`` has one that reads on a Spark cluster's executors)."""
     config = TableConfig.load(table.storage)
     state = indexing_state(table.storage, config, table.timeline())
     pending = [p for p in state.pending if instant is None or p.instant.requested_time == instant]
@@ -144,7 +159,7 @@ def run_indexing(
     txn.start(if_missing=True)
     todo = [p for p in plan.partition_names if p not in config.metadata_partitions]
     writer = table.metadata_writer(config)
-    builder = None
+    source: RecordSource | None = None
     for p in todo:
         inits = _init_instants(table, p)
         if p not in config.metadata_partitions_inflight or not inits:
@@ -154,10 +169,11 @@ def run_indexing(
             )
         init = inits[0]
         _remove_earlier_attempt(table, p, init)
-        if builder is None:  # one listing of the table for every partition of the plan
+        if source is None:  # one listing of the table for every partition of the plan
             cfg = WriteConfig.from_options(table.options, config)
-            builder = PartitionBuilder(table.storage, writer, cfg, progress=progress)
-        writer.write_partition_records(p, init, writer.existing_file_group_count(p), builder.batches(p))
+            make = builder or _local_builder
+            source = make(table.storage, writer, cfg, progress)
+        writer.write_partition_records(p, init, writer.existing_file_group_count(p), source.batches(p))
     with table.lock() as lock:
         config = TableConfig.load(table.storage)
         available = sorted(set(config.metadata_partitions) | set(plan.partition_names))
@@ -166,11 +182,17 @@ def run_indexing(
             table.storage,
             {C.METADATA_PARTITIONS: ",".join(available), C.METADATA_PARTITIONS_INFLIGHT: ",".join(inflight)},
         )
-        if builder is not None:
-            write_index_defs(table.storage, todo, builder.columns)
+        if source is not None:
+            write_index_defs(table.storage, todo, source.columns)
         txn.complete(plan.commit_bytes(), lock=lock)
     log.info("indexing %s completed: %s available", t, ", ".join(plan.partition_names))
     return t
+
+
+def _local_builder(
+    storage: Storage, writer: MetadataTableWriter, cfg: IndexOptions | None, progress: Progress | None
+) -> RecordSource:
+    return PartitionBuilder(storage, writer, cfg, progress=progress)
 
 
 def _remove_earlier_attempt(table: WritableTable, partition: str, init: str) -> None:
