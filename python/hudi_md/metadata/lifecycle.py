@@ -288,7 +288,7 @@ class PartitionBuilder:
         for i, batch in enumerate(_batches(data_partitions, BATCH_PARTITIONS)):
             if progress:
                 progress(partition, i * BATCH_PARTITIONS, len(data_partitions))
-            yield _records_for(partition, self.table, self.view, batch, self.columns, self.types)
+            yield self.records_of(partition, batch)
         if progress:
             progress(partition, len(data_partitions), len(data_partitions))
 
@@ -414,3 +414,7 @@ def _log_file_ranges(
         for lf in s.log_files:
             alone = FileSlice(s.partition_path, s.file_id, s.base_instant, None, (lf,))
             yield s, lf.name, ranges_of_table(reader.rows(alone, wanted), wanted)
+
+    def records_of(self, partition: str, data_partitions: Sequence[str]) -> list[MdtRecord]:
+        """The records of MDT ``partition`` for the files of ``data_partitions`` (as listed)."""
+        return _records_for(partition, self.table, self.view, data_partitions, self.columns, self.types)
