@@ -11,6 +11,7 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -292,6 +293,10 @@ class PartitionBuilder:
         if progress:
             progress(partition, len(data_partitions), len(data_partitions))
 
+    def records_of(self, partition: str, data_partitions: Sequence[str]) -> list[MdtRecord]:
+        """The records of MDT ``partition`` for the files of ``data_partitions`` (as listed)."""
+        return _records_for(partition, self.table, self.view, data_partitions, self.columns, self.types)
+
 
 BATCH_PARTITIONS = 64
 
@@ -337,84 +342,109 @@ def _records_for(
     columns: Sequence[str],
     types: Mapping[str, pa.DataType],
 ) -> list[MdtRecord]:
-    import pyarrow.parquet as pq
-
-    storage = table.storage
-    out: list[MdtRecord] = []
     if mdt_partition == K.FILES:
         return [files_record(p, files) for p, files in view.visible_files(list(partitions)).items()]
     slices = view.latest_file_slices(list(partitions))
-    if mdt_partition in (K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FILTERS):
-        per_partition: dict[str, dict[str, list[ColumnRange]]] = defaultdict(lambda: defaultdict(list))
+    reader = SliceFactsReader(table, columns)
+    return records_from_facts(mdt_partition, [(s, reader.read(mdt_partition, s)) for s in slices], types)
+
+
+@dataclass(frozen=True)
+class SliceFacts:
+    """What one latest file slice contributes to an MDT partition other than ``files``, as read
+    from its files; :func:`records_from_facts` makes the records. Reading is the costly half (a
+    Spark build does it on the executors), making the records the cheap one."""
+
+    # (log file name, column ranges of the records in that log file), in the slice's log order
+    log_ranges: tuple[tuple[str, dict[str, ColumnRange]], ...] = ()
+    base_ranges: dict[str, ColumnRange] | None = None  # from the base file's footer
+    bloom: tuple[str, str] | None = None  # the footer's bloom filter text and type code
+    keys: pa.Array | None = None  # the slice's live record keys
+
+
+class SliceFactsReader:
+    """Reads :class:`SliceFacts` of slices of one table (instant validity and merge rules set up
+    once, from ``table``'s timeline)."""
+
+    def __init__(self, table: TableState, columns: Sequence[str]) -> None:
+        from hudi_md.read.slice_reader import SliceRowReader
+
+        self.table = table
+        self.columns = list(columns)
+        self._rows = SliceRowReader(table)
+
+    def read(self, mdt_partition: str, s: FileSlice) -> SliceFacts:
+        if mdt_partition == K.RECORD_INDEX:
+            return SliceFacts(keys=self._rows.keys(s))
+        if mdt_partition not in (K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FILTERS):
+            raise ValueError(f"hudi-md cannot build MDT partition {mdt_partition!r}")
+        log_ranges: tuple[tuple[str, dict[str, ColumnRange]], ...] = ()
         if mdt_partition != K.BLOOM_FILTERS:
             # Log files hold values too (MOR updates): index each one's records, or partition
             # stats would not cover them and a later commit's recompute would leave them out.
-            for s, name, ranges in _log_file_ranges(table, slices, columns):
-                for col, rng in ranges.items():
-                    if col not in types:
-                        continue
-                    if mdt_partition == K.COLUMN_STATS:
-                        out.append(column_stats_record(s.partition_path, name, rng, types[col]))
-                    per_partition[s.partition_path][col].append(rng)
-        for s in slices:
-            if s.base_file is None:
-                continue
-            meta = pq.read_metadata(
-                pa.BufferReader(parquet_footer(storage, s.base_file.path, s.base_file.size))
-            )
-            if mdt_partition == K.BLOOM_FILTERS:
-                kv = meta.metadata or {}
-                text = kv.get(b"org.apache.hudi.bloomfilter")
-                if text:
-                    code = kv.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
-                    out.append(
-                        bloom_filter_record(
-                            s.partition_path, s.base_file.name, text.decode(), code, s.base_instant
-                        )
-                    )
-                continue
-            for col, rng in column_ranges_from_parquet(meta, list(columns)).items():
-                if col not in types:
-                    continue
-                if mdt_partition == K.COLUMN_STATS:
-                    out.append(column_stats_record(s.partition_path, s.base_file.name, rng, types[col]))
-                per_partition[s.partition_path][col].append(rng)
-        if mdt_partition == K.PARTITION_STATS:
-            for p, cols in per_partition.items():
-                for col, ranges in cols.items():
-                    merged = merge_ranges(ranges)
-                    if merged is not None:
-                        out.append(
-                            column_stats_record(
-                                p, "", merged, types[col], for_partition=True, tight_bound=True
-                            )
-                        )
-        return out
-    if mdt_partition == K.RECORD_INDEX:
-        from hudi_md.read.slice_reader import SliceRowReader
+            log_ranges = tuple(self._log_file_ranges(s))
+        if s.base_file is None:
+            return SliceFacts(log_ranges=log_ranges)
+        import pyarrow.parquet as pq
 
-        reader = SliceRowReader(table)
-        for s in slices:
-            keys = reader.keys(s).to_pylist()
-            out.extend(record_index_records(keys, s.partition_path, s.file_id, s.base_instant))
-        return out
-    raise ValueError(f"hudi-md cannot build MDT partition {mdt_partition!r}")
+        footer = parquet_footer(self.table.storage, s.base_file.path, s.base_file.size)
+        meta = pq.read_metadata(pa.BufferReader(footer))
+        if mdt_partition == K.BLOOM_FILTERS:
+            kv = meta.metadata or {}
+            text = kv.get(b"org.apache.hudi.bloomfilter")
+            if not text:
+                return SliceFacts()
+            code = kv.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
+            return SliceFacts(bloom=(text.decode(), code))
+        return SliceFacts(log_ranges=log_ranges, base_ranges=column_ranges_from_parquet(meta, self.columns))
 
+    def _log_file_ranges(self, s: FileSlice) -> Iterator[tuple[str, dict[str, ColumnRange]]]:
+        from hudi_md.table.fs_view import FileSlice
 
-def _log_file_ranges(
-    table: TableState, slices: Sequence[FileSlice], columns: Sequence[str]
-) -> Iterator[tuple[FileSlice, str, dict[str, ColumnRange]]]:
-    """(slice, log file name, column ranges of the records in that log file) for every log file."""
-    from hudi_md.read.slice_reader import SliceRowReader
-    from hudi_md.table.fs_view import FileSlice
-
-    wanted = [c for c in columns if table.schema.get_field_index(c) >= 0]
-    reader = SliceRowReader(table)
-    for s in slices:
+        wanted = [c for c in self.columns if self.table.schema.get_field_index(c) >= 0]
         for lf in s.log_files:
             alone = FileSlice(s.partition_path, s.file_id, s.base_instant, None, (lf,))
-            yield s, lf.name, ranges_of_table(reader.rows(alone, wanted), wanted)
+            yield lf.name, ranges_of_table(self._rows.rows(alone, wanted), wanted)
 
-    def records_of(self, partition: str, data_partitions: Sequence[str]) -> list[MdtRecord]:
-        """The records of MDT ``partition`` for the files of ``data_partitions`` (as listed)."""
-        return _records_for(partition, self.table, self.view, data_partitions, self.columns, self.types)
+
+def records_from_facts(
+    mdt_partition: str, facts: Sequence[tuple[FileSlice, SliceFacts]], types: Mapping[str, pa.DataType]
+) -> list[MdtRecord]:
+    """The records of MDT ``mdt_partition`` for slices as read (``types``: the table's column
+    types; columns without one are not indexed). Partition stats merge over all the slices given,
+    so every slice of a data partition must be among them."""
+    out: list[MdtRecord] = []
+    if mdt_partition == K.RECORD_INDEX:
+        for s, f in facts:
+            keys = f.keys.to_pylist() if f.keys is not None else []
+            out.extend(record_index_records(keys, s.partition_path, s.file_id, s.base_instant))
+        return out
+    if mdt_partition == K.BLOOM_FILTERS:
+        for s, f in facts:
+            if f.bloom is not None and s.base_file is not None:
+                text, code = f.bloom
+                out.append(
+                    bloom_filter_record(s.partition_path, s.base_file.name, text, code, s.base_instant)
+                )
+        return out
+    if mdt_partition not in (K.COLUMN_STATS, K.PARTITION_STATS):
+        raise ValueError(f"hudi-md cannot build MDT partition {mdt_partition!r}")
+    per_partition: dict[str, dict[str, list[ColumnRange]]] = defaultdict(lambda: defaultdict(list))
+    files = [(s, name, ranges) for s, f in facts for name, ranges in f.log_ranges]
+    files += [(s, s.base_file.name, f.base_ranges) for s, f in facts if s.base_file and f.base_ranges]
+    for s, name, ranges in files:
+        for col, rng in ranges.items():
+            if col not in types:
+                continue
+            if mdt_partition == K.COLUMN_STATS:
+                out.append(column_stats_record(s.partition_path, name, rng, types[col]))
+            per_partition[s.partition_path][col].append(rng)
+    if mdt_partition == K.PARTITION_STATS:
+        for p, cols in per_partition.items():
+            for col, ranges in cols.items():
+                merged = merge_ranges(ranges)
+                if merged is not None:
+                    out.append(
+                        column_stats_record(p, "", merged, types[col], for_partition=True, tight_bound=True)
+                    )
+    return out
