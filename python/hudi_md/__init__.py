@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from hudi_md.api import Table, open_table
-from hudi_md.entry import write
+from hudi_md.entry import drop_index, run_indexing, schedule_indexing, write
 from hudi_md.errors import (
     CommitMetadataError,
     CorruptFileError,
     HFileFormatError,
     HudiMdError,
+    IndexingTimeoutError,
     InvalidOptionError,
     LogFormatError,
     MetadataTableError,
@@ -25,6 +26,7 @@ __all__ = [
     "CorruptFileError",
     "HFileFormatError",
     "HudiMdError",
+    "IndexingTimeoutError",
     "InvalidOptionError",
     "LogFormatError",
     "MetadataTableError",
@@ -34,6 +36,9 @@ __all__ = [
     "UnsupportedFeatureError",
     "WriteConflictError",
     "__version__",
+    "drop_index",
     "open_table",
+    "run_indexing",
+    "schedule_indexing",
     "write",
 ]

@@ -489,32 +489,68 @@ def index_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json:
 @index.command("schedule")
 @click.argument("path")
 @click.option("--partitions", required=True, help="MDT partitions to build, e.g. record_index,column_stats")
+@click.option("--columns", default=None, help="columns column_stats indexes, comma-separated")
 @_option
 @click.pass_context
 @_errors
-def index_schedule(ctx: click.Context, path: str, partitions: str, options: tuple[str, ...]) -> None:
+def index_schedule(
+    ctx: click.Context, path: str, partitions: str, columns: str | None, options: tuple[str, ...]
+) -> None:
     """Plan building MDT partitions beside running writers (an `indexing` instant)."""
     from hudi_md.write.indexing import schedule_indexing
 
     names = [p.strip() for p in partitions.split(",") if p.strip()]
-    click.echo(f"scheduled indexing {schedule_indexing(_writer(path, options), names)}")
+    cols = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
+    click.echo(f"scheduled indexing {schedule_indexing(_writer(path, options), names, columns=cols)}")
 
 
 @index.command("run")
 @click.argument("path")
 @click.option("--instant", default=None, help="the indexing instant (default: the earliest pending)")
 @click.option("--progress/--no-progress", default=True, help="show a progress bar")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=None,
+    help="seconds to wait for writes that began before the schedule, then roll the indexing back "
+    "(default: hoodie.metadata.index.check.timeout.seconds, 900)",
+)
+@click.option(
+    "--spark-master",
+    default=None,
+    help="read the table's files on a Spark cluster (e.g. local[4], spark://host:7077, yarn)",
+)
 @_option
 @click.pass_context
 @_errors
 def index_run(
-    ctx: click.Context, path: str, instant: str | None, progress: bool, options: tuple[str, ...]
+    ctx: click.Context,
+    path: str,
+    instant: str | None,
+    progress: bool,
+    timeout_s: float | None,
+    spark_master: str | None,
+    options: tuple[str, ...],
 ) -> None:
     """Build what a pending `indexing` instant plans, then make the partitions available."""
     from hudi_md.write.indexing import run_indexing
 
+    builder = None
+    if spark_master:
+        from pyspark.sql import SparkSession
+
+        from hudi_md.spark.indexing import spark_builder
+        from hudi_md.spark.session import configure
+
+        spark = configure(
+            SparkSession.builder.master(spark_master).appName("hudi-md index run")
+        ).getOrCreate()
+        builder = spark_builder(spark)
     with _progress_bars(progress) as report:
-        done = run_indexing(_writer(path, options), instant, progress=report)
+        done = run_indexing(
+            _writer(path, options), instant, progress=report, builder=builder, timeout_s=timeout_s
+        )
     click.echo(f"indexing {done} completed" if done else "no pending indexing instant")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class HudiMdError(Exception):
     """Root of hudi-md's errors."""
@@ -124,3 +126,20 @@ class PendingClusteringError(HudiMdError):
         )
         self.clustering_instant = clustering_instant
         self.file_groups = file_groups
+
+
+class IndexingTimeoutError(HudiMdError):
+    """The indexer waited ``hoodie.metadata.index.check.timeout.seconds`` for writes that began
+    before its schedule, and they did not finish. The indexing was rolled back whole (no pending
+    instant, no partition left behind); schedule it again when they are done."""
+
+    def __init__(
+        self, instant: str, waiting_for: Sequence[str], timeout_s: float, uri: str, option: str
+    ) -> None:
+        super().__init__(
+            f"indexing {instant} of {uri} timed out after {timeout_s:g} s ({option}) waiting "
+            f"for write(s) {', '.join(waiting_for)} that began before it was scheduled; it was rolled "
+            "back: schedule it again (hudi-md index schedule) once they complete"
+        )
+        self.instant = instant
+        self.waiting_for = list(waiting_for)

@@ -51,8 +51,10 @@ Progress = Callable[[str, int, int], None]
 
 class RecordSource(Protocol):
     """Where a build's MDT records come from: :class:`PartitionBuilder` (in this process) or
-    ``hudi_md.spark.indexing.SparkPartitionBuilder`` (on a Spark cluster's executors)."""
+    ``hudi_md.spark.indexing.SparkPartitionBuilder`` (on a Spark cluster's executors).
+    ``table``: the table as listed for the build (its timeline says which instants it covers)."""
 
+    table: TableState
     columns: list[str]
 
     def file_groups(self, partition: str) -> int: ...
@@ -200,6 +202,21 @@ def _index_defs(partitions: Iterable[str], columns: Sequence[str]) -> dict[str, 
                 "version": "V1",
             }
     return defs
+
+
+def indexed_columns(storage: Storage) -> list[str] | None:
+    """The columns ``index.json``'s column_stats definition names (what every writer of the
+    table indexes when its options name none, as Apache Hudi does), None when it names none."""
+    fields = (_read_index_defs(storage).get(K.COLUMN_STATS) or {}).get("sourceFields")
+    return [str(f) for f in fields] if isinstance(fields, list) and fields else None
+
+
+def drop_index_defs(storage: Storage, partitions: Iterable[str]) -> None:
+    """Remove the ``index.json`` definitions of ``partitions`` (those it has)."""
+    defs = _read_index_defs(storage)
+    kept = {k: v for k, v in defs.items() if k not in set(partitions)}
+    if kept != defs:
+        _store_index_defs(storage, kept)
 
 
 def write_index_defs(storage: Storage, partitions: Iterable[str], columns: Sequence[str]) -> None:

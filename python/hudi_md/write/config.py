@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
 from hudi_md.metadata import keys as K
+from hudi_md.metadata.lifecycle import indexed_columns
+from hudi_md.storage import Storage
 from hudi_md.table.config import PARTITION_FIELDS, TableConfig
 
 TABLE_NAME = "hoodie.table.name"
@@ -370,3 +373,12 @@ def _check_partition_specs(keygen: str, specs: list[str]) -> None:
                 f"{PARTITION_PATH}: {spec!r} is a {kind.strip().upper()} partition field, which "
                 "hudi-md's writer does not support (only field or field:SIMPLE)"
             )
+
+
+def with_indexed_columns(cfg: WriteConfig, storage: Storage) -> WriteConfig:
+    """``cfg`` with the columns ``index.json`` names for column_stats when its options name none:
+    every writer of a table indexes the same columns (Apache Hudi reads them from there too)."""
+    if cfg.column_stats_columns is not None:
+        return cfg
+    named = indexed_columns(storage)
+    return dataclasses.replace(cfg, column_stats_columns=named) if named else cfg

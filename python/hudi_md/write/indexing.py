@@ -3,33 +3,43 @@
 hudi-md's protocol, on Apache Hudi 1.2's bytes (:mod:`hudi_md.metadata.indexing`):
 
 1. **Schedule**, under the table lock: the request is checked (a partition hudi-md maintains, not
-   available, inflight or planned already, the MDT's ``files`` partition built); the base instant
-   is picked ("no holes"); the partition's file groups are created (an MDT deltacommit at an init
-   instant, empty log blocks, the file-group count from Hudi's sizing rules); the partition joins
+   available, inflight or planned already, the MDT's ``files`` partition built, the columns of a
+   ``column_stats`` request in the schema); the base instant is picked ("no holes"); the
+   partition's file groups are created (an MDT deltacommit at an init instant, empty log blocks,
+   the file-group count from Hudi's sizing rules); the partition joins
    ``hoodie.table.metadata.partitions.inflight``; ``T.indexing.requested`` holds the plan. From then
    on every commit writes the partition's records too (writers update the available and inflight
    partitions, reading the table config under the lock they commit with), and no reader uses it.
    A failure removes everything the schedule created.
-2. **Run**: ``T.indexing.inflight``; the partition's records are built from the table's committed
-   files as they are now (not only up to the base instant) and written as the base files of the
-   file groups at their init instant, so every writer's log block, whenever it was written, merges
-   on top of them in instant order. Records are states (a key's location, a file's stats), so a
-   commit both in the base and in a log is applied twice to the same effect. Hence the catch-up of
-   RFC-45 has nothing left to replay for hudi-md's writers, and nothing to wait for: a pending
-   instant writes the partition when it commits.
-3. **Complete**, under the lock, in one step: the partition moves from the inflight to the
-   available list (and ``index.json``), then ``T_C.indexing`` is written with the commit metadata.
+2. **Run**: ``T.indexing.inflight``. First the writes that started before the schedule, and so
+   may not write the new partition, are waited for (those with a live heartbeat; at most
+   ``hoodie.metadata.index.check.timeout.seconds``, then the indexing is rolled back whole,
+   :class:`IndexingTimeoutError`). Then the table's committed files are listed once, and the
+   partition's records are built from them and written as the base files of the file groups at
+   their init instant, so every writer's log block, whenever it was written, merges on top of them.
+   Records are states (a key's location, a file's stats), so a commit both in the base and in a
+   log block comes to the same state.
+3. **Catch-up and completion**, under the lock, in one step: every instant that completed after the
+   listing must have its MDT deltacommit (Hudi's catch-up rule); if one has none (a writer that
+   did not sync the MDT), the partition is built again, under the lock. Partition stats of the
+   data partitions written during the build are recomputed from their files (writers could only
+   merge bounds into an unfinished partition) and written as the MDT deltacommit of ``T``. Then the
+   partition moves from the inflight to the available list (and ``index.json``), and ``T_C.indexing``
+   is written with the commit metadata.
 
-A run that dies is run again: files of the earlier attempt at the init instant are removed first.
-Partitions that are available already are skipped; a plan whose partitions all are just completes.
+A run that dies is run again: files of the earlier attempt at the init instant are removed first;
+file groups a rollback or restore removed meanwhile are created again. Partitions that are
+available already are skipped; a plan whose partitions all are just completes.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from hudi_md.errors import InvalidOptionError
+from hudi_md.errors import CorruptFileError, IndexingTimeoutError, InvalidOptionError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.indexing import (
     IndexPartitionInfo,
@@ -45,31 +55,68 @@ from hudi_md.metadata.lifecycle import (
     PartitionBuilder,
     Progress,
     RecordSource,
+    drop_index_defs,
     write_index_defs,
 )
+from hudi_md.metadata.records_builder import MdtRecord
 from hudi_md.metadata.writer import INIT_INSTANT_PREFIX, MetadataTableWriter
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, update_table_config
 from hudi_md.table.filenames import LogFileName
-from hudi_md.table.timeline import INDEXING, Timeline
+from hudi_md.table.timeline import (
+    CLEAN,
+    INDEXING,
+    RESTORE,
+    ROLLBACK,
+    Instant,
+    Timeline,
+)
 from hudi_md.table.timeline_writer import TimelineWriter
-from hudi_md.write.config import WriteConfig
+from hudi_md.write.config import WriteConfig, with_indexed_columns
+from hudi_md.write.heartbeat import is_expired, last_heartbeat
 from hudi_md.write.transaction import MDT_FOLDER, TIMELINE, Transaction, WritableTable
 
 log = logging.getLogger(__name__)
 
 INDEXABLE = tuple(p for p in K.MAINTAINED_PARTITIONS if p != K.FILES)
+# Hudi's key and default (HoodieMetadataConfig): how long the indexer waits for writers.
+CHECK_TIMEOUT_KEY = "hoodie.metadata.index.check.timeout.seconds"
+DEFAULT_CHECK_TIMEOUT_S = 900.0
+# A build whose files a clean or rollback removed while it read them is made again from a new
+# listing; a table that changes faster than it can be listed this many times is refused.
+MAX_BUILD_ATTEMPTS = 4
+_POLL_S = 0.5
+# The actions whose instants write data (the write timeline) and whose MDT deltacommit a
+# catch-up expects; clean, rollback and restore write MDT records too.
+_WRITE_ACTIONS = frozenset(
+    {"commit", "deltacommit", "replacecommit", "compaction", "logcompaction", "clustering"}
+)
+_CATCHUP_ACTIONS = _WRITE_ACTIONS | {CLEAN, ROLLBACK, RESTORE}
 
 
-def schedule_indexing(table: WritableTable, partitions: Sequence[str]) -> str:
-    """Plan building ``partitions`` of the MDT beside running writers; returns the indexing instant."""
+# --- schedule -----------------------------------------------------------------------------------------
+
+
+def schedule_indexing(
+    table: WritableTable, partitions: Sequence[str], *, columns: Sequence[str] | None = None
+) -> str:
+    """Plan building ``partitions`` of the MDT beside running writers; returns the indexing instant.
+
+    ``columns``: the columns ``column_stats`` (and ``partition_stats``) index, written to
+    ``index.json`` now so that every writer indexes the same ones (default: the writer's
+    ``hoodie.metadata.index.column.stats.column.list``, else Hudi's first 32 columns)."""
     wanted = list(dict.fromkeys(partitions))
     bad = [p for p in wanted if p not in INDEXABLE]
     if not wanted or bad:
         raise InvalidOptionError(
             f"cannot index {', '.join(bad) or 'nothing'}: hudi-md builds {', '.join(INDEXABLE)} "
             "asynchronously (the files partition is built by 'hudi-md metadata create')"
+        )
+    if columns and K.COLUMN_STATS not in wanted:
+        raise InvalidOptionError(
+            "columns name what column_stats indexes (partition_stats indexes the same ones); "
+            "plan column_stats to name them"
         )
     with table.lock():
         config = TableConfig.load(table.storage)
@@ -89,23 +136,46 @@ def schedule_indexing(table: WritableTable, partitions: Sequence[str]) -> str:
         base = base_instant(timeline)
         if base is None:
             raise InvalidOptionError(f"{table.storage.uri()} has no completed write to index up to")
+        if columns:
+            _check_columns(table, columns)
         plan = IndexPlan(tuple(IndexPartitionInfo(p, base) for p in wanted))
-        txn = Transaction.request(table, INDEXING, plan.plan_bytes())
+        txn = Transaction.request(table, INDEXING, plan.plan_bytes(), timeline=timeline)
         try:
-            writer = table.metadata_writer(config)
-            builder = PartitionBuilder(table.storage, writer, WriteConfig.from_options(table.options, config))
-            for p in wanted:
-                writer.initialize_partition(p, [], num_file_groups=builder.file_groups(p))
-            inflight = sorted(set(config.metadata_partitions_inflight) | set(wanted))
-            update_table_config(table.storage, {C.METADATA_PARTITIONS_INFLIGHT: ",".join(inflight)})
+            if columns:
+                write_index_defs(table.storage, [K.COLUMN_STATS], list(columns))
+            _create_file_groups(table, config, wanted)
         except BaseException:
-            _undo_schedule(table, txn, wanted)
+            _remove_partitions(table, wanted)
+            txn.abandon()
             raise
         log.info("scheduled indexing %s of %s up to %s", txn.instant, ", ".join(wanted), base)
         return txn.instant
 
 
-def _undo_schedule(table: WritableTable, txn: Transaction, partitions: Sequence[str]) -> None:
+def _check_columns(table: WritableTable, columns: Sequence[str]) -> None:
+    schema = table.state({"hoodie.metadata.enable": "false"}).schema
+    missing = [c for c in columns if schema is None or schema.get_field_index(c.split(".")[0]) < 0]
+    if missing:
+        raise InvalidOptionError(
+            f"cannot index column(s) {', '.join(missing)}: not in the schema of {table.storage.uri()}"
+        )
+
+
+def _create_file_groups(table: WritableTable, config: TableConfig, partitions: Sequence[str]) -> None:
+    """The partitions' file groups (empty, at an init instant) and their place in the inflight
+    list: from here on every commit writes them. The caller holds the lock."""
+    writer = table.metadata_writer(config)
+    builder = PartitionBuilder(table.storage, writer, _index_options(table, config))
+    for p in partitions:
+        writer.initialize_partition(p, [], num_file_groups=builder.file_groups(p))
+    inflight = sorted(set(TableConfig.load(table.storage).metadata_partitions_inflight) | set(partitions))
+    update_table_config(table.storage, {C.METADATA_PARTITIONS_INFLIGHT: ",".join(inflight)})
+
+
+def _remove_partitions(table: WritableTable, partitions: Sequence[str], *, defs: bool = True) -> None:
+    """Undo :func:`_create_file_groups` (and, with ``defs``, the partitions' ``index.json``
+    entries: the columns a schedule named): the inflight list first, so no writer writes them any
+    more, then their files, their init instants and an MDT deltacommit of theirs."""
     config = TableConfig.load(table.storage)
     kept = [p for p in config.metadata_partitions_inflight if p not in partitions]
     if kept != list(config.metadata_partitions_inflight):
@@ -117,11 +187,12 @@ def _undo_schedule(table: WritableTable, txn: Transaction, partitions: Sequence[
             mdt.delete(p, recursive=True)
         for t in inits:
             TimelineWriter(mdt, TIMELINE).delete_all(t)
-    txn.abandon()
+    if defs:
+        drop_index_defs(table.storage, [p for p in partitions if p not in config.metadata_partitions])
 
 
 def _init_instants(table: WritableTable, partition: str) -> list[str]:
-    """The init instants of a partition's file groups (from its partition metadata and logs)."""
+    """The init instants of a partition's file groups (from its log files)."""
     mdt = table.storage.child(MDT_FOLDER)
     if not mdt.exists(partition):
         return []
@@ -133,18 +204,39 @@ def _init_instants(table: WritableTable, partition: str) -> list[str]:
     return sorted(times)
 
 
+def _index_options(table: WritableTable, config: TableConfig) -> IndexOptions:
+    """The writer's options, with the columns ``index.json`` names for column_stats when the
+    options name none (what every writer of the table indexes)."""
+    return with_indexed_columns(WriteConfig.from_options(table.options, config), table.storage)
+
+
+# --- run ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Build:
+    """What one build listed: the completed instants it saw, and the columns it indexed."""
+
+    seen: frozenset[str]
+    columns: list[str]
+
+
 def run_indexing(
     table: WritableTable,
     instant: str | None = None,
     *,
     progress: Progress | None = None,
     builder: BuilderFactory | None = None,
+    timeout_s: float | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> str | None:
     """Build what the pending ``indexing`` instant (the earliest when ``instant`` is None) plans
     and complete it; returns the instant, or None when nothing is pending.
 
     ``builder``: where the records come from (default: :class:`PartitionBuilder`, this process;
-    ``hudi_md.spark.indexing`` has one that reads on a Spark cluster's executors)."""
+    ``hudi_md.spark.indexing`` has one that reads on a Spark cluster's executors). ``timeout_s``:
+    how long to wait for writes that began before the schedule (default
+    ``hoodie.metadata.index.check.timeout.seconds``, 900)."""
     config = TableConfig.load(table.storage)
     state = indexing_state(table.storage, config, table.timeline())
     pending = [p for p in state.pending if instant is None or p.instant.requested_time == instant]
@@ -158,35 +250,139 @@ def run_indexing(
     txn = Transaction.resume(table, t, INDEXING)
     txn.start(if_missing=True)
     todo = [p for p in plan.partition_names if p not in config.metadata_partitions]
-    writer = table.metadata_writer(config)
-    source: RecordSource | None = None
-    for p in todo:
-        inits = _init_instants(table, p)
-        if p not in config.metadata_partitions_inflight or not inits:
-            raise InvalidOptionError(
-                f"indexing {t} of {p} lost its file groups (partition not inflight or not initialised); "
-                f"drop it (hudi-md index drop --partitions {p}) and schedule it again"
-            )
-        init = inits[0]
-        _remove_earlier_attempt(table, p, init)
-        if source is None:  # one listing of the table for every partition of the plan
-            cfg = WriteConfig.from_options(table.options, config)
-            make = builder or _local_builder
-            source = make(table.storage, writer, cfg, progress)
-        writer.write_partition_records(p, init, writer.existing_file_group_count(p), source.batches(p))
+    build: _Build | None = None
+    if todo:
+        limit = timeout_s if timeout_s is not None else _check_timeout(table)
+        _ensure_file_groups(table, t, todo)
+        _wait_for_earlier_writes(table, t, plan, limit, sleep)
+        build = _build(table, todo, builder, progress)
     with table.lock() as lock:
         config = TableConfig.load(table.storage)
+        if build is not None:
+            late = _not_caught_up(table, build.seen)
+            if late:
+                log.warning(
+                    "instants %s completed during the build without an MDT deltacommit; building %s "
+                    "again under the lock",
+                    ", ".join(late),
+                    ", ".join(todo),
+                )
+                build = _build(table, todo, builder, progress)
+            if K.PARTITION_STATS in todo:
+                _remove_mdt_instant(table, t, todo)  # an earlier run's, that died before completing
+                records = _tight_partition_stats(table, config, build)
+                if records:
+                    txn.write_metadata(config, records, partitions=[K.PARTITION_STATS])
         available = sorted(set(config.metadata_partitions) | set(plan.partition_names))
         inflight = [p for p in config.metadata_partitions_inflight if p not in plan.partition_names]
         update_table_config(
             table.storage,
             {C.METADATA_PARTITIONS: ",".join(available), C.METADATA_PARTITIONS_INFLIGHT: ",".join(inflight)},
         )
-        if source is not None:
-            write_index_defs(table.storage, todo, source.columns)
+        if build is not None:
+            write_index_defs(table.storage, todo, build.columns)
         txn.complete(plan.commit_bytes(), lock=lock)
     log.info("indexing %s completed: %s available", t, ", ".join(plan.partition_names))
     return t
+
+
+def _check_timeout(table: WritableTable) -> float:
+    raw = table.options.get(CHECK_TIMEOUT_KEY)
+    if raw is None:
+        return DEFAULT_CHECK_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise InvalidOptionError(f"{CHECK_TIMEOUT_KEY} must be a number of seconds >= 0, got {raw!r}")
+    return value
+
+
+def _ensure_file_groups(table: WritableTable, t: str, partitions: Sequence[str]) -> None:
+    """Create again, under the lock, the file groups of planned partitions that a rollback or
+    restore removed (they drop the whole MDT when it has to be rebuilt)."""
+    if not _lost(table, TableConfig.load(table.storage), partitions):
+        return
+    with table.lock():
+        config = TableConfig.load(table.storage)
+        lost = _lost(table, config, partitions)
+        if K.FILES not in config.metadata_partitions:
+            raise InvalidOptionError(
+                f"indexing {t} of {', '.join(lost)}: {table.storage.uri()} has no MDT files partition "
+                "any more; drop the indexing (hudi-md index drop) and build the MDT first"
+            )
+        if lost:
+            log.warning("indexing %s: creating the file groups of %s again", t, ", ".join(lost))
+            _remove_partitions(table, lost, defs=False)
+            _create_file_groups(table, config, lost)
+
+
+def _lost(table: WritableTable, config: TableConfig, partitions: Sequence[str]) -> list[str]:
+    inflight = set(config.metadata_partitions_inflight)
+    return [p for p in partitions if p not in inflight or not _init_instants(table, p)]
+
+
+def _wait_for_earlier_writes(
+    table: WritableTable, t: str, plan: IndexPlan, limit_s: float, sleep: Callable[[float], None]
+) -> None:
+    """Wait until no write that began before the schedule is still running: such a writer read
+    the table config before the partitions were inflight and may not write them (hudi-md's own
+    writers re-read it at commit; others need not). A pending instant without a live heartbeat is
+    not waited for: its writer is gone, and the next writer rolls it back."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        waiting = [
+            i.requested_time
+            for i in table.timeline().pending()
+            if i.requested_time < t and i.action in _WRITE_ACTIONS and _alive(table, i)
+        ]
+        if not waiting:
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            abandon_indexing(table, t, plan)
+            raise IndexingTimeoutError(t, waiting, limit_s, table.storage.uri(), CHECK_TIMEOUT_KEY)
+        log.info("indexing %s waits for %s", t, ", ".join(waiting))
+        sleep(min(_POLL_S, left))
+
+
+def _alive(table: WritableTable, instant: Instant) -> bool:
+    if last_heartbeat(table.storage, instant.requested_time) is None:
+        return False
+    return not is_expired(table.storage, instant.requested_time, table.options)
+
+
+def _build(
+    table: WritableTable, partitions: Sequence[str], builder: BuilderFactory | None, progress: Progress | None
+) -> _Build:
+    """List the table once and write the partitions' base files from it. A file removed while
+    it was read (a clean, a rollback) makes the build start again from a new listing."""
+    for attempt in range(1, MAX_BUILD_ATTEMPTS + 1):
+        config = TableConfig.load(table.storage)
+        writer = table.metadata_writer(config)
+        make = builder or _local_builder
+        source = make(table.storage, writer, _index_options(table, config), progress)
+        seen = _completed_in(source)
+        try:
+            for p in partitions:
+                init = _init_instants(table, p)[0]
+                _remove_earlier_attempt(table, p, init)
+                writer.write_partition_records(
+                    p, init, writer.existing_file_group_count(p), source.batches(p)
+                )
+        except FileNotFoundError as e:
+            if attempt == MAX_BUILD_ATTEMPTS:
+                raise
+            log.info("a file went while the index was built (%s); listing the table again", e)
+            continue
+        return _Build(seen, list(source.columns))
+    raise AssertionError("unreachable")
+
+
+def _completed_in(source: RecordSource) -> frozenset[str]:
+    """The completed instants of the listing a record source builds from."""
+    return frozenset(i.requested_time for i in source.table.timeline.completed())
 
 
 def _local_builder(
@@ -203,6 +399,91 @@ def _remove_earlier_attempt(table: WritableTable, partition: str, init: str) -> 
         name = e.name
         if name.endswith(f"_{init}.hfile") or (f"_{init}.log." in name and ".log.1_" not in name):
             mdt.delete(e.path)
+
+
+def _completed_after(table: WritableTable, seen: frozenset[str]) -> list[Instant]:
+    return [
+        i
+        for i in table.timeline().completed()
+        if i.requested_time not in seen and i.action in _CATCHUP_ACTIONS
+    ]
+
+
+def _not_caught_up(table: WritableTable, seen: frozenset[str]) -> list[str]:
+    """Instants that completed after the build's listing without an MDT deltacommit of the same
+    time (RFC-45's catch-up rule): their writer did not sync the MDT, so their records are in
+    neither the base files nor a log block."""
+    mdt = table.storage.child(MDT_FOLDER)
+    synced = {i.requested_time for i in Timeline.load(mdt, TIMELINE, 2).completed()}
+    # older MDT instants may be archived: only what the MDT's active timeline covers is judged
+    first = min((t for t in synced if not t.startswith(INIT_INSTANT_PREFIX)), default="")
+    return [
+        i.requested_time
+        for i in _completed_after(table, seen)
+        if i.requested_time not in synced and i.requested_time > first
+    ]
+
+
+def _tight_partition_stats(table: WritableTable, config: TableConfig, build: _Build) -> list[MdtRecord]:
+    """Partition stats, from their files, of the data partitions written after the build's
+    listing: the writers of those commits could only merge bounds into the unfinished partition
+    (its column stats were not readable yet), so the partition's record may be wider than its
+    files. The caller holds the lock, so no commit changes them meanwhile."""
+    touched: set[str] = set()
+    timeline = table.timeline()
+    for i in _completed_after(table, build.seen):
+        if i.action not in _WRITE_ACTIONS:
+            continue
+        try:
+            meta = timeline.metadata(i)
+        except (CorruptFileError, FileNotFoundError):
+            continue
+        touched.update((meta.get("partitionToWriteStats") or {}).keys())
+        touched.update((meta.get("partitionToReplaceFileIds") or {}).keys())
+    if not touched:
+        return []
+    writer = table.metadata_writer(config)
+    source = PartitionBuilder(table.storage, writer, _index_options(table, config))
+    live = [p for p in source.data_partitions if p in touched]
+    return source.records_of(K.PARTITION_STATS, live) if live else []
+
+
+# --- abandon --------------------------------------------------------------------------------------------
+
+
+def abandon_indexing(table: WritableTable, instant: str, plan: IndexPlan | None) -> list[str]:
+    """Roll back a pending ``indexing`` instant whole, under the lock; see
+    :func:`abandon_pending_indexing`."""
+    with table.lock():
+        return abandon_pending_indexing(table, instant, plan)
+
+
+def abandon_pending_indexing(table: WritableTable, instant: str, plan: IndexPlan | None) -> list[str]:
+    """Roll back a pending ``indexing`` instant whole: the partitions it was building that are not
+    available yet (inflight list, file groups, init instants, ``index.json`` entries), its MDT
+    deltacommit and its instant files. The caller holds the lock. Returns the partitions removed."""
+    config = TableConfig.load(table.storage)
+    planned = plan.partition_names if plan is not None else []
+    building = [p for p in planned if p not in config.metadata_partitions]
+    _remove_partitions(table, building)
+    _remove_mdt_instant(table, instant, building)
+    Transaction.resume(table, instant, INDEXING).abandon()
+    log.info("indexing %s rolled back (%s removed)", instant, ", ".join(building) or "nothing")
+    return building
+
+
+def _remove_mdt_instant(table: WritableTable, instant: str, partitions: Sequence[str]) -> None:
+    """The indexing instant's own MDT deltacommit (the partition stats its completion writes),
+    which only ever writes partitions it builds: no MDT compaction folds those in."""
+    mdt = table.storage.child(MDT_FOLDER)
+    if not mdt.exists(TIMELINE):
+        return
+    for p in partitions:
+        if mdt.exists(p):
+            for e in mdt.list(p):
+                if f"_{instant}.log." in e.name:
+                    mdt.delete(e.path)
+    TimelineWriter(mdt, TIMELINE).delete_all(instant)
 
 
 def pending_indexing_instants(timeline: Timeline) -> list[str]:

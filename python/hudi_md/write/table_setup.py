@@ -20,10 +20,10 @@ from hudi_md.table.config import TableConfig, write_table_config
 from hudi_md.table.timeline import INDEXING
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.file_groups import OP_COLUMN
+from hudi_md.write.indexing import abandon_pending_indexing
 from hudi_md.write.recovery import rollback_failed_writes
-from hudi_md.write.rollback import remove_mdt_deltacommit
 from hudi_md.write.schema import arrow_to_avro_schema, with_meta_fields
-from hudi_md.write.transaction import MDT_FOLDER, TEMP, TIMELINE, Transaction, WritableTable
+from hudi_md.write.transaction import MDT_FOLDER, TEMP, TIMELINE, WritableTable
 
 INDEX_DEFS = ".hoodie/.index_defs/index.json"
 META_FIELDS = frozenset(
@@ -114,10 +114,19 @@ def sync_metadata_table_state(table: WritableTable, cfg: WriteConfig, config: Ta
         if config.metadata_partitions or table.storage.exists(MDT_FOLDER):
             return delete_metadata_table(table.storage)
         return config
-    missing = [p for p in wanted if p not in config.metadata_partitions]
+    # An index an indexer is building (inflight, or planned by a pending indexing instant)
+    # becomes available when it completes: building it here too would race it.
+    building = set(config.metadata_partitions_inflight) | _planned(table, config)
+    missing = [p for p in wanted if p not in config.metadata_partitions and p not in building]
     if missing:
         config = initialize_partitions(table.storage, config, missing, cfg, table.options)
     return config
+
+
+def _planned(table: WritableTable, config: TableConfig) -> set[str]:
+    if not any(i.action == INDEXING for i in table.timeline().pending()):
+        return set()
+    return planned_partitions(indexing_state(table.storage, config, table.timeline()).pending)
 
 
 # --- the MDT's lifecycle as the CLI drives it: each under the lock, after recovery ------------------
@@ -131,6 +140,14 @@ def create_metadata_partitions(
     with table.lock():
         rollback_failed_writes(table, TableConfig.load(table.storage))
         config = TableConfig.load(table.storage)
+        building = sorted(
+            (set(config.metadata_partitions_inflight) | _planned(table, config)) & set(partitions)
+        )
+        if building:
+            raise InvalidOptionError(
+                f"{', '.join(building)} of {table.storage.uri()} is being built by an indexer (hudi-md "
+                "index show): run it (hudi-md index run) or drop it (hudi-md index drop) first"
+            )
         missing = [p for p in partitions if p not in config.metadata_partitions]
         if missing:
             cfg = WriteConfig.from_options(table.options, config)
@@ -164,23 +181,22 @@ def drop_metadata_indexes(table: WritableTable, names: Sequence[str]) -> TableCo
     with table.lock():
         config = TableConfig.load(table.storage)
         state = indexing_state(table.storage, config, table.timeline())
-        aborted: set[str] = set()
-        for item in state.pending:
-            planned = set(item.plan.partition_names) if item.plan is not None else set()
-            if not planned & set(names):
-                continue
-            aborted |= planned - set(config.metadata_partitions)
-            remove_mdt_deltacommit(table, item.instant.requested_time, False)
-            Transaction.resume(table, item.instant.requested_time, INDEXING).abandon()
-        present = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
-        unknown = [n for n in names if n not in present and n not in aborted]
+        known = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
+        known |= planned_partitions(state.pending)
+        unknown = [n for n in names if n not in known]
         if unknown:
             raise InvalidOptionError(
                 f"{table.storage.uri()} has no metadata-table index {', '.join(unknown)} "
-                f"(it has {', '.join(sorted(present | planned_partitions(state.pending))) or 'none'})"
+                f"(it has {', '.join(sorted(known)) or 'none'})"
             )
-        dropped = sorted((set(names) | aborted) & present)
-        for name in sorted((set(names) | aborted) - present):
+        for item in state.pending:
+            planned = set(item.plan.partition_names) if item.plan is not None else set()
+            if planned & set(names):
+                abandon_pending_indexing(table, item.instant.requested_time, item.plan)
+        config = TableConfig.load(table.storage)
+        present = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
+        dropped = sorted(set(names) & present)
+        for name in sorted(set(names) - present):
             folder = f"{MDT_FOLDER}/{name}"  # planned only: its file groups may exist already
             if table.storage.exists(folder):
                 table.storage.delete(folder, recursive=True)

@@ -34,7 +34,7 @@ from hudi_md.table.timeline import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hudi_md.table.timeline_writer import new_instant_time
 from hudi_md.write import rollback as rollbacks
 from hudi_md.write import services
-from hudi_md.write.config import OPERATIONS, WriteConfig
+from hudi_md.write.config import OPERATIONS, WriteConfig, with_indexed_columns
 from hudi_md.write.conflicts import find_conflict
 from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, execute
 from hudi_md.write.heartbeat import is_expired
@@ -163,7 +163,7 @@ class HudiWriter(WritableTable):
         try:
             with lock.nesting():  # table services of the recovery may take the lock again
                 existing = self.config()  # another writer may have created the table meanwhile
-                cfg = WriteConfig.from_options(self.options, existing)
+                cfg = with_indexed_columns(WriteConfig.from_options(self.options, existing), self.storage)
                 check_version(self.storage, existing)
                 avro_schema = writer_avro_schema(cfg, schema)
                 config = existing or create_table(self.storage, cfg, avro_schema)
