@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hudi_md
+from hudi_md.errors import ParquetFileError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import lifecycle
 from hudi_md.metadata.indexing import indexing_state
@@ -330,6 +331,28 @@ def test_a_file_removed_during_the_build_is_a_file_not_found_error(hudi_spark: A
     for source in (on_spark, local):
         with pytest.raises(FileNotFoundError):
             _all_records(source, K.COLUMN_STATS)
+
+
+def test_an_unreadable_file_fails_the_build_as_locally(hudi_spark: Any, tmp_path: Path) -> None:
+    """hudi-md's errors take other constructor arguments than their message (they do not
+    unpickle): the driver raises the executor's error with its type, message and attributes."""
+    path = tmp_path / "t"
+    _write_table(path, "COPY_ON_WRITE")
+    w = HudiWriter(str(path), OPTIONS)
+    writer = w.metadata_writer(w.config())
+    on_spark = SparkPartitionBuilder(hudi_spark, w.storage, writer, None)
+    local = PartitionBuilder(w.storage, writer, None)
+    victim = on_spark.view.latest_file_slices(on_spark.data_partitions)[0].base_file
+    assert victim is not None
+    (path / victim.path).write_bytes(b"\0" * victim.size)
+    errors = []
+    for source in (on_spark, local):
+        with pytest.raises(ParquetFileError) as caught:
+            _all_records(source, K.RECORD_INDEX)
+        errors.append(caught.value)
+    assert type(errors[0]) is type(errors[1])
+    assert str(errors[0]) == str(errors[1]) and victim.name in str(errors[0])
+    assert (errors[0].path, errors[0].reason) == (errors[1].path, errors[1].reason)
 
 
 def test_deal_spreads_slices_by_size() -> None:

@@ -62,9 +62,6 @@ READ_PARTITIONS = (K.RECORD_INDEX, K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FI
 # Tasks per batch, per core Spark offers: enough that uneven slices even out.
 TASKS_PER_CORE = 4
 
-# What a task sends back per slice: (partition path, file id, facts or None, error or None).
-SliceResult = tuple[str, str, SliceFacts | None, BaseException | None]
-
 
 @dataclass(frozen=True)
 class TableSnapshot:
@@ -107,6 +104,37 @@ class TableSnapshot:
         return table
 
 
+@dataclass(frozen=True)
+class ExecutorError:
+    """An exception raised reading a slice on an executor, as the driver raises it again: the
+    same type, message and attributes as a local build's (a FileNotFoundError makes the indexer
+    list the table again; hudi-md's own errors stay typed). Many of them take other constructor
+    arguments than their message, so they are rebuilt, not unpickled."""
+
+    type: type[BaseException]
+    args: tuple[Any, ...]
+    attributes: dict[str, Any]
+
+    @classmethod
+    def of(cls, e: BaseException) -> ExecutorError:
+        carried = cls(type(e), tuple(e.args), dict(vars(e)))
+        try:
+            pickle.loads(pickle.dumps(carried))
+        except Exception:  # an argument or attribute that does not travel: its text does
+            return cls(RuntimeError, (f"{type(e).__name__}: {e}",), {})
+        return carried
+
+    def rebuild(self) -> BaseException:
+        e = self.type.__new__(self.type)
+        BaseException.__init__(e, *self.args)
+        vars(e).update(self.attributes)
+        return e
+
+
+# What a task sends back per slice: (partition path, file id, facts or None, error or None).
+SliceResult = tuple[str, str, SliceFacts | None, ExecutorError | None]
+
+
 def read_slices(
     snapshot: TableSnapshot, mdt_partition: str
 ) -> Callable[[Iterable[dict[str, Any]]], Iterator[SliceResult]]:
@@ -124,19 +152,9 @@ def read_slices(
                     reader = SliceFactsReader(snapshot.open(), snapshot.columns)
                 yield s.partition_path, s.file_id, reader.read(mdt_partition, s), None
             except Exception as e:  # re-raised by the driver, with its type (FileNotFoundError: list again)
-                yield s.partition_path, s.file_id, None, _portable(e)
+                yield s.partition_path, s.file_id, None, ExecutorError.of(e)
 
     return fn
-
-
-def _portable(e: Exception) -> BaseException:
-    """``e`` if it survives pickling (the driver raises the same error as a local build), else a
-    RuntimeError that names it."""
-    try:
-        pickle.loads(pickle.dumps(e))
-    except Exception:
-        return RuntimeError(f"{type(e).__name__}: {e}")
-    return e
 
 
 class SparkPartitionBuilder(PartitionBuilder):
@@ -188,7 +206,7 @@ class SparkPartitionBuilder(PartitionBuilder):
         out: dict[tuple[str, str], SliceFacts] = {}
         for p, fid, facts, error in results:
             if error is not None:
-                raise error
+                raise error.rebuild()
             assert facts is not None
             out[(p, fid)] = facts
         missing = [(s.partition_path, s.file_id) for s in slices if (s.partition_path, s.file_id) not in out]
