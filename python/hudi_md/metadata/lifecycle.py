@@ -38,6 +38,7 @@ from hudi_md.metadata.writer import MetadataTableWriter
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, update_table_config
+from hudi_md.table.filenames import LogFileName
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.state import TableState
 
@@ -52,10 +53,13 @@ Progress = Callable[[str, int, int], None]
 class RecordSource(Protocol):
     """Where a build's MDT records come from: :class:`PartitionBuilder` (in this process) or
     ``hudi_md.spark.indexing.SparkPartitionBuilder`` (on a Spark cluster's executors).
-    ``table``: the table as listed for the build (its timeline says which instants it covers)."""
+    ``table``: the table as listed for the build (its timeline says which instants it covers).
+    ``logged``: per MDT partition, the instants whose column stats a log block of the partition
+    carries already (set by an asynchronous build; see :func:`records_from_facts`)."""
 
     table: TableState
     columns: list[str]
+    logged: dict[str, frozenset[str]]
 
     def file_groups(self, partition: str) -> int: ...
 
@@ -292,6 +296,7 @@ class PartitionBuilder:
         self.columns = _columns_to_index(schema, write_config) if schema is not None else []
         self.data_partitions = self.table.partitions() if has_data else []
         self.view = self.table.file_system_view()
+        self.logged: dict[str, frozenset[str]] = {}
 
     def file_groups(self, partition: str) -> int:
         estimate = _estimate_records(partition, self.table, self.data_partitions)
@@ -312,7 +317,17 @@ class PartitionBuilder:
 
     def records_of(self, partition: str, data_partitions: Sequence[str]) -> list[MdtRecord]:
         """The records of MDT ``partition`` for the files of ``data_partitions`` (as listed)."""
-        return _records_for(partition, self.table, self.view, data_partitions, self.columns, self.types)
+        if partition == K.FILES:
+            return _records_for(partition, self.table, self.view, data_partitions, self.columns, self.types)
+        slices = self.view.latest_file_slices(list(data_partitions))
+        reader = SliceFactsReader(self.table, self.columns)
+        return self.make_records(partition, [(s, reader.read(partition, s)) for s in slices])
+
+    def make_records(self, partition: str, facts: Sequence[tuple[FileSlice, SliceFacts]]) -> list[MdtRecord]:
+        """The records of slices as read (:func:`records_from_facts`, leaving out what is logged)."""
+        return records_from_facts(
+            partition, facts, self.types, logged=self.logged.get(partition, frozenset())
+        )
 
 
 BATCH_PARTITIONS = 64
@@ -421,15 +436,26 @@ class SliceFactsReader:
         wanted = [c for c in self.columns if self.table.schema.get_field_index(c) >= 0]
         for lf in s.log_files:
             alone = FileSlice(s.partition_path, s.file_id, s.base_instant, None, (lf,))
-            yield lf.name, ranges_of_table(self._rows.rows(alone, wanted), wanted)
+            rows = self._rows.rows(alone, wanted)
+            if rows.num_rows:  # a log of deletes only has no column stats (nor has it from its writer)
+                yield lf.name, ranges_of_table(rows, wanted)
 
 
 def records_from_facts(
-    mdt_partition: str, facts: Sequence[tuple[FileSlice, SliceFacts]], types: Mapping[str, pa.DataType]
+    mdt_partition: str,
+    facts: Sequence[tuple[FileSlice, SliceFacts]],
+    types: Mapping[str, pa.DataType],
+    *,
+    logged: frozenset[str] = frozenset(),
 ) -> list[MdtRecord]:
     """The records of MDT ``mdt_partition`` for slices as read (``types``: the table's column
     types; columns without one are not indexed). Partition stats merge over all the slices given,
-    so every slice of a data partition must be among them."""
+    so every slice of a data partition must be among them.
+
+    ``logged``: instants whose files' column stats a log block of the partition carries already
+    (commits made while an indexer builds it): no column_stats record is made for their files, as
+    Hudi merges two records of one file by adding their counts. Record-index entries and bloom
+    filters are states (merging one twice changes nothing)."""
     out: list[MdtRecord] = []
     if mdt_partition == K.RECORD_INDEX:
         for s, f in facts:
@@ -450,10 +476,11 @@ def records_from_facts(
     files = [(s, name, ranges) for s, f in facts for name, ranges in f.log_ranges]
     files += [(s, s.base_file.name, f.base_ranges) for s, f in facts if s.base_file and f.base_ranges]
     for s, name, ranges in files:
+        written_by = _instant_of(name, s)
         for col, rng in ranges.items():
             if col not in types:
                 continue
-            if mdt_partition == K.COLUMN_STATS:
+            if mdt_partition == K.COLUMN_STATS and written_by not in logged:
                 out.append(column_stats_record(s.partition_path, name, rng, types[col]))
             per_partition[s.partition_path][col].append(rng)
     if mdt_partition == K.PARTITION_STATS:
@@ -465,3 +492,10 @@ def records_from_facts(
                         column_stats_record(p, "", merged, types[col], for_partition=True, tight_bound=True)
                     )
     return out
+
+
+def _instant_of(file_name: str, s: FileSlice) -> str:
+    """The instant that wrote a file of slice ``s``: a log file's (table version 8+ names it), or
+    the base file's."""
+    parsed = LogFileName.parse(file_name)
+    return parsed.instant if parsed is not None else s.base_instant

@@ -21,6 +21,8 @@ from hudi_md.formats.commit_metadata_writer import (
     serialize_instant_metadata,
 )
 from hudi_md.metadata import keys as K
+from hudi_md.metadata.column_ranges import columns_to_index
+from hudi_md.metadata.lifecycle import indexed_columns
 from hudi_md.metadata.records_builder import ColumnRange, MdtRecord, column_stats_record, files_record
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
@@ -159,7 +161,18 @@ def _clean_records(
 ) -> list[MdtRecord]:
     """The MDT records of a clean: the files deleted, and their column stats."""
     records = [files_record(p, {}, names) for p, names in deleted.items()]
-    if K.COLUMN_STATS in {*config.metadata_partitions, *config.metadata_partitions_inflight}:
+    if K.COLUMN_STATS in config.metadata_partitions_inflight:
+        # Being built by an indexer, so not readable: delete every indexed column's entry of the
+        # files (a delete of an entry never written is a no-op when merged).
+        types = {f.name: f.type for f in state.schema}
+        columns = columns_to_index(state.schema, column_list=indexed_columns(state.storage))
+        for p, names in deleted.items():
+            for n in names:
+                for col in columns:
+                    if col in types:
+                        rng = ColumnRange(col, None, None, 0, 0, 0, 0)
+                        records.append(column_stats_record(p, n, rng, types[col], is_deleted=True))
+    elif K.COLUMN_STATS in config.metadata_partitions:
         mdt = state.metadata_table
         stats = mdt.column_stats(None, sorted(deleted)) if mdt is not None else []
         doomed = {(p, n) for p, names in deleted.items() for n in names}

@@ -20,6 +20,7 @@ from hudi_md.formats.commit_metadata_writer import (
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import table_services as mdt_services
 from hudi_md.metadata.column_ranges import columns_to_index
+from hudi_md.metadata.lifecycle import indexed_columns
 from hudi_md.metadata.reader import load_table_state
 from hudi_md.read.merge import MergeSpec
 from hudi_md.read.slice_reader import read_file_slice
@@ -100,7 +101,9 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
         state.timeline.metadata(last_commit).get("extraMetadata", {}).get("schema") if last_commit else None
     )
     avro_with_meta = json.dumps(with_meta_fields(json.loads(avro_schema)), separators=(",", ":"))
-    index_columns = columns_to_index(schema) if state.config.metadata_partitions else []
+    # the columns every writer indexes (index.json's, else Hudi's first 32)
+    indexed = indexed_columns(table.storage)
+    index_columns = columns_to_index(schema, column_list=indexed) if state.config.metadata_partitions else []
     ctx = WriteContext(
         base_uri=table.uri,
         storage_options=table.storage_options,

@@ -215,9 +215,11 @@ def _index_options(table: WritableTable, config: TableConfig) -> IndexOptions:
 
 @dataclass
 class _Build:
-    """What one build listed: the completed instants it saw, and the columns it indexed."""
+    """What one build listed: the completed instants it saw, the instants whose records were
+    logged into each partition already (left out of its column stats), the columns it indexed."""
 
     seen: frozenset[str]
+    logged: dict[str, frozenset[str]]
     columns: list[str]
 
 
@@ -259,14 +261,12 @@ def run_indexing(
     with table.lock() as lock:
         config = TableConfig.load(table.storage)
         if build is not None:
-            late = _not_caught_up(table, build.seen)
-            if late:
-                log.warning(
-                    "instants %s completed during the build without an MDT deltacommit; building %s "
-                    "again under the lock",
-                    ", ".join(late),
-                    ", ".join(todo),
-                )
+            why = _build_again_why(table, config, todo, build)
+            if why:
+                log.warning("indexing %s: building %s again under the lock: %s", t, ", ".join(todo), why)
+                if _lost(table, config, todo):
+                    _remove_partitions(table, todo, defs=False)
+                    _create_file_groups(table, config, todo)
                 build = _build(table, todo, builder, progress)
             if K.PARTITION_STATS in todo:
                 _remove_mdt_instant(table, t, todo)  # an earlier run's, that died before completing
@@ -357,32 +357,81 @@ def _build(
     table: WritableTable, partitions: Sequence[str], builder: BuilderFactory | None, progress: Progress | None
 ) -> _Build:
     """List the table once and write the partitions' base files from it. A file removed while
-    it was read (a clean, a rollback) makes the build start again from a new listing."""
+    it was read (a clean, a rollback) makes the build start again from a new listing.
+
+    Commits that completed since the schedule logged their records into the partitions; those
+    that completed before the listing are in it too. Record-index entries and bloom filters are
+    states, the same whether merged once or twice; column stats are not (Hudi adds the counts of
+    two records of one file), so the build leaves out the files of instants that logged them.
+    The logged instants are read after the listing: an instant that logs later completes later."""
     for attempt in range(1, MAX_BUILD_ATTEMPTS + 1):
         config = TableConfig.load(table.storage)
         writer = table.metadata_writer(config)
         make = builder or _local_builder
         source = make(table.storage, writer, _index_options(table, config), progress)
-        seen = _completed_in(source)
+        seen = frozenset(i.requested_time for i in source.table.timeline.completed())
+        source.logged = {p: _logged_instants(table, p) for p in partitions}
         try:
             for p in partitions:
                 init = _init_instants(table, p)[0]
                 _remove_earlier_attempt(table, p, init)
-                writer.write_partition_records(
-                    p, init, writer.existing_file_group_count(p), source.batches(p)
-                )
+                groups = writer.existing_file_group_count(p)
+                writer.write_partition_records(p, init, groups, source.batches(p))
         except FileNotFoundError as e:
             if attempt == MAX_BUILD_ATTEMPTS:
                 raise
             log.info("a file went while the index was built (%s); listing the table again", e)
             continue
-        return _Build(seen, list(source.columns))
+        return _Build(seen, dict(source.logged), list(source.columns))
     raise AssertionError("unreachable")
 
 
-def _completed_in(source: RecordSource) -> frozenset[str]:
-    """The completed instants of the listing a record source builds from."""
-    return frozenset(i.requested_time for i in source.table.timeline.completed())
+def _logged_instants(table: WritableTable, partition: str) -> frozenset[str]:
+    """The instants with a log file in MDT ``partition`` (table version 8+ names log files by the
+    instant that wrote them), but the init instants."""
+    mdt = table.storage.child(MDT_FOLDER)
+    out = set()
+    for e in mdt.list(partition) if mdt.exists(partition) else []:
+        parsed = LogFileName.parse(e.name)
+        if parsed is not None and not parsed.instant.startswith(INIT_INSTANT_PREFIX):
+            out.add(parsed.instant)
+    return frozenset(out)
+
+
+def _build_again_why(table: WritableTable, config: TableConfig, todo: Sequence[str], build: _Build) -> str:
+    """Why the build cannot complete as it is (empty when it can): its file groups went (a
+    rollback or restore rebuilt the MDT), an instant it listed was rolled back since, or one that
+    completed after it has no MDT deltacommit."""
+    lost = _lost(table, config, todo)
+    if lost:
+        return f"the file groups of {', '.join(lost)} went"
+    undone = _rolled_back_since(table, build.seen)
+    if undone:
+        return f"instant(s) {', '.join(undone)} it listed were rolled back"
+    late = _not_caught_up(table, build.seen)
+    if late:
+        return f"instant(s) {', '.join(late)} completed without an MDT deltacommit"
+    return ""
+
+
+def _rolled_back_since(table: WritableTable, seen: frozenset[str]) -> list[str]:
+    timeline = table.timeline()
+    undone: list[str] = []
+    for i in _completed_after(table, seen):
+        if i.action not in (ROLLBACK, RESTORE):
+            continue
+        try:
+            meta = timeline.metadata(i)
+        except (CorruptFileError, FileNotFoundError):
+            continue
+        targets = list(meta.get("commitsRollback") or []) + [
+            str(x.get("commitTime")) for x in meta.get("instantsRollback") or [] if isinstance(x, dict)
+        ]
+        for r in (meta.get("hoodieRestoreMetadata") or {}).values():
+            for m in r or []:
+                targets.extend((m or {}).get("commitsRollback") or [])
+        undone.extend(x for x in targets if x in seen)
+    return sorted(set(undone))
 
 
 def _local_builder(
@@ -425,14 +474,18 @@ def _not_caught_up(table: WritableTable, seen: frozenset[str]) -> list[str]:
 
 
 def _tight_partition_stats(table: WritableTable, config: TableConfig, build: _Build) -> list[MdtRecord]:
-    """Partition stats, from their files, of the data partitions written after the build's
-    listing: the writers of those commits could only merge bounds into the unfinished partition
-    (its column stats were not readable yet), so the partition's record may be wider than its
-    files. The caller holds the lock, so no commit changes them meanwhile."""
+    """Partition stats, from their files, of the data partitions written by commits that logged
+    into the unfinished partition or completed after the build's listing: their writers could
+    only merge bounds (the partition's column stats were not readable yet), and Hudi adds the
+    counts of merged records, so the partition's record is wider than its files. The caller holds
+    the lock, so no commit changes them meanwhile."""
+    logged = build.logged.get(K.PARTITION_STATS, frozenset())
     touched: set[str] = set()
     timeline = table.timeline()
-    for i in _completed_after(table, build.seen):
-        if i.action not in _WRITE_ACTIONS:
+    for i in timeline.completed():
+        if i.action not in _WRITE_ACTIONS or (
+            i.requested_time in build.seen and i.requested_time not in logged
+        ):
             continue
         try:
             meta = timeline.metadata(i)

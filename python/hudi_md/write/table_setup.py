@@ -18,7 +18,7 @@ from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, write_table_config
 from hudi_md.table.timeline import INDEXING
-from hudi_md.write.config import WriteConfig
+from hudi_md.write.config import WriteConfig, with_indexed_columns
 from hudi_md.write.file_groups import OP_COLUMN
 from hudi_md.write.indexing import abandon_pending_indexing
 from hudi_md.write.recovery import rollback_failed_writes
@@ -150,7 +150,7 @@ def create_metadata_partitions(
             )
         missing = [p for p in partitions if p not in config.metadata_partitions]
         if missing:
-            cfg = WriteConfig.from_options(table.options, config)
+            cfg = with_indexed_columns(WriteConfig.from_options(table.options, config), table.storage)
             config = initialize_partitions(
                 table.storage, config, missing, cfg, table.options, progress=progress
             )
