@@ -149,7 +149,7 @@ def test_records_equal_the_local_builders_and_are_read_on_executors(
     w = HudiWriter(str(path), OPTIONS)
     writer = w.metadata_writer(w.config())
     local = PartitionBuilder(w.storage, writer, None)
-    on_spark = SparkPartitionBuilder(hudi_spark, w.storage, writer, None, max_tasks=3)
+    on_spark = SparkPartitionBuilder(hudi_spark, w.storage, writer, None, tasks=3)
     slices = on_spark.view.latest_file_slices(on_spark.data_partitions)
     assert len(slices) > 6 and any(s.log_files for s in slices) == (scheduled[1] == "MERGE_ON_READ")
 
@@ -179,7 +179,7 @@ def test_run_indexing_on_spark(hudi_spark: Any, scheduled: tuple[Path, str], tmp
     src, table_type = scheduled
     on_spark = _copy(src, tmp_path / "spark")
     local = _copy(src, tmp_path / "local")
-    t = run_indexing(HudiWriter(on_spark, OPTIONS), builder=spark_builder(hudi_spark, max_tasks=4))
+    t = run_indexing(HudiWriter(on_spark, OPTIONS), builder=spark_builder(hudi_spark, tasks=4))
     assert t is not None and run_indexing(HudiWriter(local, OPTIONS)) == t
     w = HudiWriter(on_spark, OPTIONS)
     state = indexing_state(w.storage, w.config(), w.timeline())

@@ -42,7 +42,6 @@ from hudi_md.metadata.lifecycle import (
     Progress,
     RecordSource,
     SliceFacts,
-    records_from_facts,
 )
 from hudi_md.metadata.records_builder import MdtRecord
 from hudi_md.metadata.writer import MetadataTableWriter
@@ -59,7 +58,10 @@ if TYPE_CHECKING:
 # The MDT partitions whose records come from reading data files (``files`` is a listing).
 READ_PARTITIONS = (K.RECORD_INDEX, K.COLUMN_STATS, K.PARTITION_STATS, K.BLOOM_FILTERS)
 
-# Tasks per batch, per core Spark offers: enough that uneven slices even out.
+# Tasks per batch: one per this many bytes of files to read (each task costs a Python worker's
+# time to open the table, and a batch of small files is read faster by one than by many) ...
+TASK_BYTES = 64 << 20
+# ... and at most this many per core Spark offers: enough that uneven slices even out.
 TASKS_PER_CORE = 4
 
 
@@ -168,11 +170,11 @@ class SparkPartitionBuilder(PartitionBuilder):
         write_config: IndexOptions | None,
         *,
         progress: Progress | None = None,
-        max_tasks: int | None = None,
+        tasks: int | None = None,
     ) -> None:
         super().__init__(storage, writer, write_config, progress=progress)
         self.spark = spark
-        self.max_tasks = max_tasks
+        self.tasks = tasks
         self._snapshot: TableSnapshot | None = None
 
     def records_of(self, partition: str, data_partitions: Sequence[str]) -> list[MdtRecord]:
@@ -182,9 +184,7 @@ class SparkPartitionBuilder(PartitionBuilder):
             raise ValueError(f"hudi-md cannot build MDT partition {partition!r}")
         slices = self.view.latest_file_slices(list(data_partitions))
         facts = self._read_on_executors(partition, slices) if slices else {}
-        return records_from_facts(
-            partition, [(s, facts[(s.partition_path, s.file_id)]) for s in slices], self.types
-        )
+        return self.make_records(partition, [(s, facts[(s.partition_path, s.file_id)]) for s in slices])
 
     def _read_on_executors(
         self, partition: str, slices: Sequence[FileSlice]
@@ -195,8 +195,11 @@ class SparkPartitionBuilder(PartitionBuilder):
             self._snapshot = TableSnapshot.of(self.table, self.columns)
         rows = slices_to_arrow(slices).to_pylist()
         sc = self.spark.sparkContext
-        tasks = self.max_tasks or TASKS_PER_CORE * max(1, sc.defaultParallelism)
-        bins = deal(rows, min(tasks, len(rows)))
+        tasks = self.tasks or min(
+            TASKS_PER_CORE * max(1, sc.defaultParallelism),
+            -(-sum(s.total_size for s in slices) // TASK_BYTES),
+        )
+        bins = deal(rows, max(1, min(tasks, len(rows))))
         results = (
             sc.parallelize(bins, len(bins))
             .flatMap(lambda b: b)
@@ -227,14 +230,14 @@ def deal(rows: Sequence[dict[str, Any]], n: int) -> list[list[dict[str, Any]]]:
     return [b for b in bins if b]
 
 
-def spark_builder(spark: SparkSession, *, max_tasks: int | None = None) -> BuilderFactory:
+def spark_builder(spark: SparkSession, *, tasks: int | None = None) -> BuilderFactory:
     """A :data:`~hudi_md.metadata.lifecycle.BuilderFactory` for ``run_indexing(builder=...)``: the
-    build's data files are read on ``spark``'s executors (``max_tasks``: Spark tasks per batch of
-    data partitions; default four per core of the session)."""
+    build's data files are read on ``spark``'s executors (``tasks``: Spark tasks per batch of data
+    partitions; default one per 64 MiB of files, at most four per core of the session)."""
 
     def make(
         storage: Storage, writer: MetadataTableWriter, cfg: IndexOptions | None, progress: Progress | None
     ) -> RecordSource:
-        return SparkPartitionBuilder(spark, storage, writer, cfg, progress=progress, max_tasks=max_tasks)
+        return SparkPartitionBuilder(spark, storage, writer, cfg, progress=progress, tasks=tasks)
 
     return make
