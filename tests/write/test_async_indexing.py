@@ -200,3 +200,129 @@ def test_cli_schedule_show_run(tmp_path: Path) -> None:
     assert shown["pending_indexing"] == [] and shown["inflight"] == []
     assert {"record_index", "column_stats"} <= set(shown["available"])
     _check(path, model)
+
+
+def test_columns_named_at_schedule_are_what_every_writer_indexes(tmp_path: Path) -> None:
+    from hudi_md.metadata.column_ranges import columns_to_index
+
+    path = tmp_path / "t"
+    model = Model(["city"])
+    _write(path, model, _rows(range(0, 30), 1), "insert", "MERGE_ON_READ")
+    writer = HudiWriter(str(path), OPTIONS)
+    with pytest.raises(InvalidOptionError, match="no_such_column"):
+        indexing.schedule_indexing(writer, [K.COLUMN_STATS], columns=["fare", "no_such_column"])
+    with pytest.raises(InvalidOptionError, match="column_stats"):
+        indexing.schedule_indexing(writer, [K.RECORD_INDEX], columns=["fare"])
+    indexing.schedule_indexing(writer, [K.COLUMN_STATS, K.PARTITION_STATS], columns=["fare"])
+    _write(path, model, _rows(range(20, 40), 2), "upsert", "MERGE_ON_READ")  # during: logs fare only
+    indexing.run_indexing(writer)
+    _write(path, model, _rows(range(0, 10), 3), "upsert", "MERGE_ON_READ")  # after: fare only
+    table = hudi_md.open_table(str(path))
+    want = set(columns_to_index(table.schema, column_list=["fare"]))
+    assert "fare" in want and "ts" not in want
+    mdt = table.metadata_table
+    assert mdt is not None
+    assert {s.column_name for s in mdt.column_stats()} == want
+    assert {s.column_name for s in mdt.partition_stats()} == want
+    assert validate_metadata_table(table) == []
+
+
+def test_an_index_a_writer_dropped_is_reported_and_can_be_dropped(tmp_path: Path) -> None:
+    """Apache Hudi 1.2's writers drop MDT partitions their options do not enable
+    (hoodie.metadata.auto.delete.partitions) and leave index.json's definition behind
+    (../shared/reference/hudi-rfcs-45-36-60.md 1.9): validate reports it, index drop clears it."""
+    from hudi_md.table import config as C
+    from hudi_md.table.config import TableConfig, update_table_config
+    from hudi_md.write.table_setup import drop_metadata_indexes
+
+    path = tmp_path / "t"
+    model = Model(["city"])
+    _write(path, model, _rows(range(0, 30), 1), "insert", "COPY_ON_WRITE")
+    writer = HudiWriter(str(path), OPTIONS)
+    indexing.schedule_indexing(writer, [K.RECORD_INDEX])
+    indexing.run_indexing(writer)
+    assert validate_metadata_table(hudi_md.open_table(str(path))) == []
+    # what Hudi's auto-deletion does: the partition leaves the table config and storage
+    config = TableConfig.load(writer.storage)
+    kept = [p for p in config.metadata_partitions if p != K.RECORD_INDEX]
+    update_table_config(writer.storage, {C.METADATA_PARTITIONS: ",".join(kept)})
+    import shutil
+
+    shutil.rmtree(path / ".hoodie" / "metadata" / K.RECORD_INDEX)
+    diffs = validate_metadata_table(hudi_md.open_table(str(path)))
+    assert [(d.kind, K.RECORD_INDEX in d.detail) for d in diffs] == [("index_dropped", True)]
+    drop_metadata_indexes(writer, [K.RECORD_INDEX])
+    assert validate_metadata_table(hudi_md.open_table(str(path))) == []
+
+
+def test_no_blocking_build_of_a_partition_being_indexed(tmp_path: Path) -> None:
+    from hudi_md.write.table_setup import create_metadata_partitions
+
+    path = tmp_path / "t"
+    model = Model(["city"])
+    _write(path, model, _rows(range(0, 30), 1), "insert", "COPY_ON_WRITE")
+    writer = HudiWriter(str(path), OPTIONS)
+    indexing.schedule_indexing(writer, [K.RECORD_INDEX])
+    with pytest.raises(InvalidOptionError, match="being built by an indexer"):
+        create_metadata_partitions(writer, [K.RECORD_INDEX])
+    # a writer enabling the record index leaves it to the indexer (no second build)
+    enabled = {**OPTIONS, "hoodie.metadata.record.index.enable": "true"}
+    HudiWriter(str(path), enabled).write(_rows(range(20, 50), 2), "upsert")
+    model.apply("upsert", _rows(range(20, 50), 2))
+    state = indexing_state(writer.storage, writer.config(), writer.timeline())
+    assert K.RECORD_INDEX in state.inflight and K.RECORD_INDEX not in state.available
+    indexing.run_indexing(writer)
+    _check_record_index(path)
+    assert_same(read_hudi_rs(str(path)), model.expected(), "hudi-rs")
+
+
+def _check_record_index(path: Path) -> None:
+    """The record index of a COW table holds exactly the keys of its latest base files, found by a
+    plain storage listing and read by pyarrow (hudi-rs plans through the MDT's files partition),
+    at their file groups."""
+    completed = {f.name.split("_")[0] for f in (path / ".hoodie" / "timeline").iterdir() if "_" in f.name}
+    want: dict[str, tuple[str, str]] = {}
+    for folder in path.iterdir():
+        if folder.name.startswith("."):
+            continue
+        latest: dict[str, tuple[str, Path]] = {}
+        for f in folder.glob("*.parquet"):
+            file_id, _, instant = f.stem.split("_")
+            if instant in completed and (file_id not in latest or instant > latest[file_id][0]):
+                latest[file_id] = (instant, f)
+        for file_id, (_, f) in latest.items():
+            for k in pq.read_table(f, columns=["_hoodie_record_key"]).column(0).to_pylist():
+                want[k] = (folder.name, file_id)
+    mdt = hudi_md.open_table(str(path)).metadata_table
+    assert mdt is not None
+    assert {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index().items()} == want
+
+
+def test_a_commit_without_an_mdt_deltacommit_is_caught_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RFC-45's indexing check: a commit that completed after the build's listing without syncing
+    the MDT (a writer that does not know the MDT) makes the indexer build again, under the lock,
+    so its keys are indexed."""
+    from hudi_md.write.transaction import Transaction
+
+    path = tmp_path / "t"
+    model = Model(["city"])
+    _write(path, model, _rows(range(0, 30), 1), "insert", "COPY_ON_WRITE")
+    writer = HudiWriter(str(path), OPTIONS)
+    indexing.schedule_indexing(writer, [K.RECORD_INDEX])
+    real = indexing.PartitionBuilder
+
+    def build_then_write(*args: Any, **kwargs: Any) -> Any:
+        builder = real(*args, **kwargs)
+        if not getattr(build_then_write, "done", False):
+            build_then_write.done = True  # type: ignore[attr-defined]
+            with monkeypatch.context() as m:
+                m.setattr(Transaction, "write_metadata", lambda *a, **k: None)
+                _write(path, model, _rows(range(100, 120), 2), "insert", "COPY_ON_WRITE")
+        return builder
+
+    monkeypatch.setattr(indexing, "PartitionBuilder", build_then_write)
+    indexing.run_indexing(writer)
+    monkeypatch.undo()
+    _check_record_index(path)

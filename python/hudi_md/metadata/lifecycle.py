@@ -208,6 +208,11 @@ def _index_defs(partitions: Iterable[str], columns: Sequence[str]) -> dict[str, 
     return defs
 
 
+def index_definitions(storage: Storage) -> dict[str, Any]:
+    """``index.json``'s definitions by MDT partition (none when it is absent or does not parse)."""
+    return _read_index_defs(storage)
+
+
 def indexed_columns(storage: Storage) -> list[str] | None:
     """The columns ``index.json``'s column_stats definition names (what every writer of the
     table indexes when its options name none, as Apache Hudi does), None when it names none."""

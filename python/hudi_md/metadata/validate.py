@@ -107,11 +107,43 @@ def _validate(table: TableState, indexes: bool) -> list[Difference]:
                 diffs.append(Difference("size_mismatch", p, name, mdt_size=a[name], storage_size=b[name]))
     diffs.extend(_partition_path_differences(table, sorted(mdt_parts)))
     diffs.extend(_foreign_file_differences(table))
+    diffs.extend(_dropped_index_differences(table))
     if indexes and not diffs:
         slices = table.file_system_view().latest_file_slices(table.partitions())
         diffs.extend(_record_index_differences(table, slices))
         diffs.extend(_partition_stats_differences(table, slices))
     return diffs
+
+
+def _dropped_index_differences(table: TableState) -> list[Difference]:
+    """Indexes ``index.json`` defines that the table config lists neither as available nor as
+    being built (nor a pending ``indexing`` instant plans): a writer dropped them without their
+    definition, as Apache Hudi 1.2's writers do with ``hoodie.metadata.auto.delete.partitions``
+    when their options do not enable an index; readers no longer use it."""
+    from hudi_md.metadata.indexing import indexing_state, planned_partitions
+    from hudi_md.metadata.lifecycle import index_definitions
+
+    defined = index_definitions(table.storage)
+    if not defined:
+        return []
+    config = table.config
+    kept = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
+    missing = sorted(set(defined) - kept)
+    if missing:
+        missing = sorted(
+            set(missing) - planned_partitions(indexing_state(table.storage, config, table.timeline).pending)
+        )
+    return [
+        Difference(
+            "index_dropped",
+            "",
+            detail=f"index.json defines {name} but hoodie.table.metadata.partitions does not list it: a "
+            "writer dropped the index (Apache Hudi 1.2 does when its options do not enable it: "
+            "hoodie.metadata.auto.delete.partitions); build it again with `hudi-md index schedule` "
+            "and `hudi-md index run`, or drop it with `hudi-md index drop`",
+        )
+        for name in missing
+    ]
 
 
 def _record_index_differences(table: TableState, slices: Sequence[FileSlice]) -> list[Difference]:

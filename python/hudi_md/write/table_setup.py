@@ -13,7 +13,14 @@ import pyarrow as pa
 from hudi_md.errors import InvalidOptionError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.indexing import indexing_state, planned_partitions
-from hudi_md.metadata.lifecycle import Progress, delete_metadata_table, drop_indexes, initialize_partitions
+from hudi_md.metadata.lifecycle import (
+    Progress,
+    delete_metadata_table,
+    drop_index_defs,
+    drop_indexes,
+    index_definitions,
+    initialize_partitions,
+)
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, write_table_config
@@ -182,7 +189,8 @@ def drop_metadata_indexes(table: WritableTable, names: Sequence[str]) -> TableCo
         config = TableConfig.load(table.storage)
         state = indexing_state(table.storage, config, table.timeline())
         known = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
-        known |= planned_partitions(state.pending)
+        defined_only = set(index_definitions(table.storage)) - known  # dropped by a writer (validate)
+        known |= planned_partitions(state.pending) | defined_only
         unknown = [n for n in names if n not in known]
         if unknown:
             raise InvalidOptionError(
@@ -196,6 +204,8 @@ def drop_metadata_indexes(table: WritableTable, names: Sequence[str]) -> TableCo
         config = TableConfig.load(table.storage)
         present = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
         dropped = sorted(set(names) & present)
+        if set(names) & defined_only:
+            drop_index_defs(table.storage, sorted(set(names) & defined_only))
         for name in sorted(set(names) - present):
             folder = f"{MDT_FOLDER}/{name}"  # planned only: its file groups may exist already
             if table.storage.exists(folder):
