@@ -10,9 +10,9 @@ What runs where:
   table at the driver's snapshot and reads, per slice, what the MDT partition needs
   (:class:`~hudi_md.metadata.lifecycle.SliceFactsReader`: record keys, footer column ranges, log
   file ranges, the footer's bloom filter), and sends it back.
-- The driver makes the records from what came back (``records_from_facts``, the local builder's
-  own function, so the records are the same: same keys, same payloads, same order) and the MDT
-  writer writes the HFiles. It reads no data file itself.
+- The driver makes the records from what came back (``PartitionBuilder.make_records``, the local
+  builder's own code, so the records are the same: same keys, same payloads, same order) and the
+  MDT writer writes the HFiles. It reads no data file itself.
 
 On the wire: to the executors the storage URI and fsspec options, the driver's timeline (its
 instants) and schema, and the slice rows; back, per slice, its ``SliceFacts`` (the keys as one
@@ -208,9 +208,8 @@ class SparkPartitionBuilder(PartitionBuilder):
         )
         out: dict[tuple[str, str], SliceFacts] = {}
         for p, fid, facts, error in results:
-            if error is not None:
-                raise error.rebuild()
-            assert facts is not None
+            if facts is None:
+                raise error.rebuild() if error is not None else RuntimeError(f"no answer for {p}/{fid}")
             out[(p, fid)] = facts
         missing = [(s.partition_path, s.file_id) for s in slices if (s.partition_path, s.file_id) not in out]
         if missing:
@@ -232,8 +231,9 @@ def deal(rows: Sequence[dict[str, Any]], n: int) -> list[list[dict[str, Any]]]:
 
 def spark_builder(spark: SparkSession, *, tasks: int | None = None) -> BuilderFactory:
     """A :data:`~hudi_md.metadata.lifecycle.BuilderFactory` for ``run_indexing(builder=...)``: the
-    build's data files are read on ``spark``'s executors (``tasks``: Spark tasks per batch of data
-    partitions; default one per 64 MiB of files, at most four per core of the session)."""
+    build's data files are read on ``spark``'s executors, whose Python workers must import hudi_md
+    (:func:`hudi_md.spark.session.configure` points them at this interpreter). ``tasks``: Spark
+    tasks per batch of data partitions; default one per 64 MiB of files, at most four per core."""
 
     def make(
         storage: Storage, writer: MetadataTableWriter, cfg: IndexOptions | None, progress: Progress | None
