@@ -16,7 +16,7 @@ from hudi_md.planning.filters import to_expression
 from hudi_md.planning.planner import ScanPlan, plan_scan
 from hudi_md.planning.scan import TableScan
 from hudi_md.storage import Storage
-from hudi_md.table.fs_view import FileSlice
+from hudi_md.table import slice_rows
 from hudi_md.table.state import METADATA_ENABLE, TableState
 from hudi_md.table.timeline import resolve_instant
 
@@ -77,8 +77,16 @@ class Table(TableState):
         )
 
     def file_slices(self, filters: Filters = None, as_of: str | None = None) -> pa.Table:
-        """Latest file slices after partition, record-index and column-stats pruning, as Arrow."""
-        return slices_to_arrow(self.plan(filters, as_of).slices)
+        """Latest file slices after partition, record-index and column-stats pruning, as Arrow:
+        the files' logical paths (relative to the table, as the MDT names them) and, in
+        ``base_file_uri`` / ``log_file_uris``, where they are (under the storage path for a
+        federated storage layout)."""
+        slices = self.plan(filters, as_of).slices
+        logical = slice_rows.slices_to_arrow(slices)
+        physical = slice_rows.slices_to_arrow(slices, uri=self.storage.uri)
+        return logical.append_column("base_file_uri", physical.column(slice_rows.BASE_FILE)).append_column(
+            "log_file_uris", physical.column(slice_rows.LOG_FILES)
+        )
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -110,10 +118,3 @@ class Table(TableState):
                 raise InvalidOptionError("as_of cannot be combined with query_type='incremental' (use end)")
             return scan.incremental(self.resolve_instant(start), self.resolve_instant(end))
         return scan.snapshot(self.resolve_instant(as_of), read_optimized=query_type == "read_optimized")
-
-
-def slices_to_arrow(slices: Sequence[FileSlice]) -> pa.Table:
-    """``Table.file_slices()``'s rows (see :mod:`hudi_md.table.slice_rows`)."""
-    from hudi_md.table import slice_rows
-
-    return slice_rows.slices_to_arrow(slices)

@@ -395,6 +395,29 @@ def metadata_create(
     )
 
 
+@metadata.command("repair")
+@click.argument("path")
+@_option
+@click.option(
+    "--partitions", default=None, help="MDT partitions to build (default: those the MDT had, at least files)"
+)
+@click.option("--progress/--no-progress", default=True, help="show a progress bar")
+@click.pass_context
+@_errors
+def metadata_repair(
+    ctx: click.Context, path: str, options: tuple[str, ...], partitions: str | None, progress: bool
+) -> None:
+    """Rebuild the MDT from the files on storage (for a federated layout: every prefix under the
+    storage path), keeping only files of completed instants. Safe to run again."""
+    from hudi_md.write.table_setup import repair_metadata_table
+
+    w = _writer(path, options)
+    names = [p.strip() for p in partitions.split(",") if p.strip()] if partitions else None
+    with _progress_bars(progress) as report:
+        config = repair_metadata_table(w, names, progress=report)
+    click.echo(f"rebuilt the metadata table of {w.storage.uri()}: {', '.join(config.metadata_partitions)}")
+
+
 @metadata.command("delete")
 @click.argument("path")
 @_option

@@ -77,11 +77,15 @@ class IndexOptions(Protocol):
 BuilderFactory = Callable[[Storage, MetadataTableWriter, IndexOptions | None, Progress | None], RecordSource]
 
 
-def delete_metadata_table(storage: Storage) -> TableConfig:
-    """Clear the table config first (readers stop trusting the MDT), then remove its files."""
+def delete_metadata_table(storage: Storage, *, definitions: bool = True) -> TableConfig:
+    """Clear the table config first (readers stop trusting the MDT), then remove its files and,
+    with ``definitions``, ``index.json``'s definitions (without: the MDT is about to be built
+    again with the same indexes, on the same columns)."""
     config = update_table_config(storage, {C.METADATA_PARTITIONS: "", C.METADATA_PARTITIONS_INFLIGHT: ""})
     if storage.exists(".hoodie/metadata"):
         storage.delete(".hoodie/metadata", recursive=True)
+    if definitions and _read_index_defs(storage):
+        _store_index_defs(storage, {})
     return config
 
 
@@ -294,7 +298,7 @@ class PartitionBuilder:
     ) -> None:
         self.writer = writer
         self.progress = progress
-        self.table = TableState(storage, {"hoodie.metadata.enable": "false"})
+        self.table = TableState(storage, {"hoodie.metadata.enable": "false"}, physical_listing=True)
         has_data = bool(self.table.timeline.write_timeline())
         schema = self.table.schema if has_data else None
         self.types = {f.name: f.type for f in schema} if schema is not None else {}

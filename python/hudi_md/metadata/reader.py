@@ -463,6 +463,8 @@ def open_metadata_table(state: TableState) -> MetadataTable | None:
         if state.metadata_forced:
             raise
         state.metadata_error = e
+        if state.is_federated:  # no listing to fall back to: the state's listing says so
+            return None
         warnings.warn(
             f"hudi-md: the metadata table of {state.uri} cannot be read ({e}); listing storage instead",
             RuntimeWarning,

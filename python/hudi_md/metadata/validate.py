@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hudi_md.table.fs_view import FileSlice, FileSystemView
-from hudi_md.table.listing import StorageListing
+from hudi_md.table.layout import storage_listing
 from hudi_md.table.state import TableState
 
 
@@ -80,7 +80,7 @@ def _validate(table: TableState, indexes: bool) -> list[Difference]:
                 "`hudi-md metadata create` builds one",
             )
         ]
-    listing = StorageListing(table.storage)
+    listing = storage_listing(table.storage, table.config.to_dict())
     diffs: list[Difference] = []
     mdt_parts = set(mdt.all_partitions())
     storage_parts = set(listing.all_partitions())
@@ -294,6 +294,8 @@ def _foreign_file_differences(table: TableState) -> list[Difference]:
     def why(name: str) -> str | None:
         if name.startswith(PARTITION_METAFILE_PREFIX):
             return None
+        if table.is_federated and (BaseFileName.parse(name) or LogFileName.parse(name)):
+            return "a data file under the table path, where this table's storage strategy never puts one"
         if name.startswith("."):
             log = LogFileName.parse(name)
             if log is None or log.is_cdc:

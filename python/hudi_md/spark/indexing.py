@@ -95,7 +95,7 @@ class TableSnapshot:
         instants that completed since, or lack archived ones; log-block validity, and so the
         records, must be the driver's."""
         storage = Storage(self.uri, self.storage_options, retry=self.retry)
-        table = TableState(storage, {"hoodie.metadata.enable": "false"})
+        table = TableState(storage, {"hoodie.metadata.enable": "false"}, physical_listing=True)
         path = self.timeline_path
 
         def read(instant: Instant) -> bytes:

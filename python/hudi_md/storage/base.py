@@ -333,6 +333,29 @@ class Storage:
         out.sort(key=lambda s: s.path)
         return out
 
+    def walk_files(self, path: str = "") -> list[FileStatus]:
+        """Every file below a directory, at any depth (one recursive listing: on object stores a
+        listing without delimiter, paged); a missing directory walks as empty."""
+        self.stats.record("list", self._count_key(path))
+        full = self._full(path)
+        self.fs.invalidate_cache(full)
+        try:
+            found = self._call("walk", path, lambda: self.fs.find(full, detail=True))
+        except FileNotFoundError:
+            return []
+        out = [
+            FileStatus(
+                path=self._rel(e["name"]),
+                size=int(e.get("size") or 0),
+                is_dir=False,
+                modification_time=_mtime(e),
+            )
+            for e in found.values()
+            if e.get("type") != "directory"
+        ]
+        out.sort(key=lambda s: s.path)
+        return out
+
     def info(self, path: str) -> FileStatus:
         self.stats.record("info", self._count_key(path))
         e = self._call("info", path, lambda: self.fs.info(self._full(path)))

@@ -18,7 +18,7 @@ from hudi_md.formats.avro_arrow import avro_schema_to_arrow, with_meta_columns
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.fs_view import FileSystemView
-from hudi_md.table.listing import StorageListing
+from hudi_md.table.layout import storage_listing
 from hudi_md.table.timeline import Timeline
 
 
@@ -71,7 +71,7 @@ def _schema_from_avro(text: str) -> pa.Schema:
 
 
 def _latest_base_file_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> pa.Schema | None:
-    view = FileSystemView(config, timeline, StorageListing(storage))
+    view = FileSystemView(config, timeline, storage_listing(storage, config.to_dict()))
     bases = [s.base_file for s in view.latest_base_files() if s.base_file is not None]
     if not bases:
         return None

@@ -20,9 +20,11 @@ import pyarrow as pa
 
 from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
 from hudi_md.storage import Storage
+from hudi_md.storage.federated import FederatedStorage
 from hudi_md.table.config import SUPPORTED_VERSIONS, TableConfig
 from hudi_md.table.fs_view import FileSystemView
-from hudi_md.table.listing import ListingSource, StorageListing
+from hudi_md.table.layout import require_metadata_table, storage_listing, table_storage
+from hudi_md.table.listing import ListingSource
 from hudi_md.table.partitions import PartitionScheme
 from hudi_md.table.schema import table_schema
 from hudi_md.table.timeline import Timeline
@@ -48,13 +50,18 @@ class TableState:
         options: Mapping[str, str] | None = None,
         *,
         open_metadata: MetadataOpener | None = None,
+        physical_listing: bool = False,
     ) -> None:
         self.storage = storage
         self.options = dict(options or {})
+        # Without an MDT, a federated table is listed by walking its storage path (MDT builds and
+        # the repair tool ask for that); readers get MetadataRequiredError instead.
+        self.physical_listing = physical_listing
         enable = self.options.get(METADATA_ENABLE)
         if enable is not None and enable.lower() not in ("true", "false"):
             raise InvalidOptionError(f"{METADATA_ENABLE} must be true or false, got {enable!r}")
         self.config = TableConfig.load(storage)
+        self.storage = storage = table_storage(storage, self.config.to_dict())
         if self.config.table_version not in SUPPORTED_VERSIONS:
             raise UnsupportedFeatureError(
                 f"{storage.uri()}: table version {self.config.table_version} is not supported "
@@ -123,10 +130,23 @@ class TableState:
         """The MDT reader, or None when the table is read by listing storage."""
         return self._open_metadata(self) if self._open_metadata is not None else None
 
+    @property
+    def is_federated(self) -> bool:
+        """Whether a storage strategy spreads the data files over a storage path (RFC-60)."""
+        return isinstance(self.storage, FederatedStorage)
+
     @cached_property
     def listing(self) -> ListingSource:
         mdt = self.metadata_table
-        return mdt if mdt is not None else StorageListing(self.storage)
+        if mdt is not None:
+            return mdt
+        if self.is_federated and not self.physical_listing:
+            if self.metadata_error is not None:
+                raise require_metadata_table(self.storage, f"it cannot be read ({self.metadata_error})")
+            if self.options.get(METADATA_ENABLE, "").lower() == "false":
+                raise require_metadata_table(self.storage, "hoodie.metadata.enable=false turns it off")
+            raise require_metadata_table(self.storage, "it has none (hoodie.table.metadata.partitions)")
+        return storage_listing(self.storage, self.config.to_dict())
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
         return FileSystemView(self.config, self.timeline, self.listing, as_of=as_of)

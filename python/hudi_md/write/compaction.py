@@ -28,6 +28,7 @@ from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.filenames import LogFileName
 from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
+from hudi_md.table.layout import layout_of
 from hudi_md.table.state import TableState
 from hudi_md.table.timeline import COMPACTION, instant_validator
 from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, write_parquet_file
@@ -116,6 +117,7 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
         log_block_format="avro",
         index_columns=index_columns,
         with_bloom=True,
+        layout=layout_of(state.config),
     )
     results = []
     for i, s in enumerate(slices):

@@ -17,6 +17,7 @@ from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.metadata.column_ranges import ranges_of_table
 from hudi_md.metadata.records_builder import ColumnRange
 from hudi_md.storage import Storage
+from hudi_md.table.layout import table_storage
 
 OP_COLUMN = "_hoodie_md_op"  # "U" upsert / "D" delete, only between tagging and writing
 META_COLUMNS = [
@@ -51,9 +52,11 @@ class WriteContext:
     log_block_format: str
     index_columns: list[str]
     with_bloom: bool
+    # the table's storage layout (hoodie.properties' layout keys and table name; empty: default)
+    layout: dict[str, str] = field(default_factory=dict)
 
     def storage(self) -> Storage:
-        return Storage(self.base_uri, self.storage_options)
+        return table_storage(Storage(self.base_uri, self.storage_options), self.layout)
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ def rollback(
     if mdt_rebuild and config.metadata_partitions:
         # The instant is already folded into an MDT base file: rebuild the MDT from storage.
         wanted = config.metadata_partitions
-        config = delete_metadata_table(table.storage)
+        config = delete_metadata_table(table.storage, definitions=False)
         table.pending_mdt_rebuild = wanted
     elif config.metadata_partitions:
         records = [files_record(p, {}, [u.rsplit("/", 1)[-1] for u in urls]) for p, urls in deleted.items()]
@@ -218,7 +218,7 @@ def undo_mdt_deltacommit(table: WritableTable, instant_time: str) -> None:
         config = TableConfig.load(table.storage)
         if config.metadata_partitions:
             wanted = config.metadata_partitions
-            delete_metadata_table(table.storage)
+            delete_metadata_table(table.storage, definitions=False)
             table.pending_mdt_rebuild = wanted
 
 

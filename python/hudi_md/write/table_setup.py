@@ -6,7 +6,7 @@ options (created from the table as it is, or the MDT dropped when it is turned o
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
@@ -24,6 +24,13 @@ from hudi_md.metadata.lifecycle import (
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, write_table_config
+from hudi_md.table.layout import (
+    MetadataRequiredError,
+    check_layout_options,
+    is_federated_table,
+    layout_properties,
+    new_table_layout,
+)
 from hudi_md.table.timeline import INDEXING
 from hudi_md.write.config import WriteConfig, with_indexed_columns
 from hudi_md.write.file_groups import OP_COLUMN
@@ -44,8 +51,11 @@ META_FIELDS = frozenset(
 )
 
 
-def create_table(storage: Storage, cfg: WriteConfig, avro_schema_json: str) -> TableConfig:
-    """``hoodie.properties`` of a new version-9 table, and its timeline folders."""
+def create_table(
+    storage: Storage, cfg: WriteConfig, avro_schema_json: str, layout: Mapping[str, str] | None = None
+) -> TableConfig:
+    """``hoodie.properties`` of a new version-9 table, and its timeline folders. ``layout``: its
+    storage layout keys (:func:`hudi_md.table.layout.new_table_layout`), fixed from now on."""
     props = {
         C.TABLE_NAME: cfg.table_name,
         C.DATABASE_NAME: cfg.database_name,
@@ -72,6 +82,7 @@ def create_table(storage: Storage, cfg: WriteConfig, avro_schema_json: str) -> T
         props[C.ORDERING_FIELDS] = ",".join(cfg.ordering_fields)
     if not cfg.partition_fields:
         props.pop(C.PARTITION_FIELDS)
+    props.update(layout or {})
     storage.makedirs(f"{TIMELINE}/history")
     storage.makedirs(TEMP)
     return write_table_config(storage, props)
@@ -82,6 +93,33 @@ def check_version(storage: Storage, existing: TableConfig | None) -> None:
         raise InvalidOptionError(
             f"{storage.uri()} is table version {existing.table_version}; hudi-md writes version 9"
         )
+
+
+def check_layout(
+    storage: Storage, existing: TableConfig | None, options: Mapping[str, str], cfg: WriteConfig
+) -> dict[str, str]:
+    """The storage layout a write may use: an existing table's (options naming another are refused:
+    StorageLayoutError), or, for a new table, the one the options name (returned, for its
+    ``hoodie.properties``). A federated layout needs the MDT (its only listing)."""
+    if existing is not None:
+        check_layout_options(existing.to_dict(), options, storage.uri())
+        federated = is_federated_table(existing.to_dict())
+        layout: dict[str, str] = {}
+    else:
+        layout = new_table_layout(options, cfg.table_name)
+        federated = bool(layout) and is_federated_table({**layout, C.TABLE_NAME: cfg.table_name})
+    if federated and not cfg.metadata_enabled:
+        raise MetadataRequiredError(
+            f"{storage.uri()}: hoodie.metadata.enable=false with a federated storage layout "
+            f"({layout_of_text(existing, layout)}): the metadata table is the only listing of its data "
+            "files, so it cannot be turned off"
+        )
+    return layout
+
+
+def layout_of_text(existing: TableConfig | None, layout: Mapping[str, str]) -> str:
+    props = existing.to_dict() if existing is not None else dict(layout)
+    return ", ".join(f"{k}={v}" for k, v in layout_properties(props).items())
 
 
 def writer_avro_schema(cfg: WriteConfig, schema: pa.Schema) -> str:
@@ -162,6 +200,31 @@ def create_metadata_partitions(
                 table.storage, config, missing, cfg, table.options, progress=progress
             )
         return missing, config
+
+
+def repair_metadata_table(
+    table: WritableTable, partitions: Sequence[str] | None = None, *, progress: Progress | None = None
+) -> TableConfig:
+    """Rebuild the MDT from what is on storage (``hudi-md metadata repair``), under the lock: failed
+    writes are rolled back first, then the MDT is deleted and its partitions (``partitions``, by
+    default those it had, at least ``files``) are built from one listing of the table's files,
+    keeping only files of completed instants (the file-system view's rule). For a table whose
+    storage strategy spreads its data files over a storage path, that listing walks the storage
+    path: its MDT is its only listing, and this is how a lost one comes back. Safe to run again."""
+    with table.lock():
+        rollback_failed_writes(table, TableConfig.load(table.storage))
+        config = TableConfig.load(table.storage)
+        wanted = list(partitions) if partitions else list(config.metadata_partitions)
+        wanted = [K.FILES, *[p for p in wanted if p != K.FILES]]
+        unknown = [p for p in wanted if p not in K.MAINTAINED_PARTITIONS]
+        if unknown:
+            raise InvalidOptionError(
+                f"hudi-md cannot build MDT partition(s) {', '.join(unknown)} (it builds "
+                f"{', '.join(K.MAINTAINED_PARTITIONS)}); drop them first (hudi-md index drop)"
+            )
+        cfg = with_indexed_columns(WriteConfig.from_options(table.options, config), table.storage)
+        config = delete_metadata_table(table.storage, definitions=False)
+        return initialize_partitions(table.storage, config, wanted, cfg, table.options, progress=progress)
 
 
 def bring_metadata_up_to_date(table: WritableTable) -> tuple[list[str], TableConfig]:

@@ -21,6 +21,7 @@ from hudi_md.read.slice_reader import SliceRowReader
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.layout import layout_of
 from hudi_md.table.state import TableState
 from hudi_md.write import keygen
 from hudi_md.write.config import WriteConfig
@@ -260,4 +261,5 @@ def write_context(
         log_block_format=cfg.log_block_format,
         index_columns=index_columns(cfg, config, avro_schema),
         with_bloom=cfg.parquet_bloom_filter,
+        layout=layout_of(config),
     )

@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from hudi_md.errors import InvalidOptionError
+from hudi_md.errors import InvalidOptionError, TableNotFoundError
 from hudi_md.metadata.lifecycle import initialize_partitions
 from hudi_md.metadata.reader import load_table_state
 from hudi_md.metadata.records_builder import MdtRecord
@@ -34,10 +34,11 @@ from hudi_md.metadata.writer import MetadataTableWriter
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig
+from hudi_md.table.layout import table_storage
 from hudi_md.table.state import TableState
 from hudi_md.table.timeline import Instant, Timeline
 from hudi_md.table.timeline_writer import PendingInstant, TimelineWriter, new_instant_time
-from hudi_md.write.config import FS_LOCK_PATH, WriteConfig, concurrency_settings
+from hudi_md.write.config import FS_LOCK_PATH, WriteConfig, concurrency_settings, with_indexed_columns
 from hudi_md.write.heartbeat import Heartbeat, delete_heartbeat
 from hudi_md.write.lock import LockLostError, TableLock
 
@@ -72,6 +73,9 @@ class WritableTable:
         self.options = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
         self.storage = Storage(uri, self.storage_options)
         self.uri = uri
+        # a table whose layout spreads data files over a storage path: route them there
+        with contextlib.suppress(TableNotFoundError):
+            self.adopt_layout(TableConfig.load(self.storage))
         if FS_LOCK_PATH in self.options:
             # an absolute hoodie.write.lock.filesystem.path is resolved against the table
             self.options.setdefault("hoodie.base.path", uri)
@@ -84,6 +88,10 @@ class WritableTable:
         self.pending_mdt_rebuild: list[str] | None = None
 
     # --- what the table is now ---------------------------------------------------------------------
+
+    def adopt_layout(self, config: TableConfig) -> None:
+        """Route data files as the table's storage layout says (a no-op for the default layout)."""
+        self.storage = table_storage(self.storage, config.to_dict())
 
     def config(self) -> TableConfig | None:
         """``hoodie.properties``, or None before the table exists."""
@@ -133,7 +141,7 @@ class WritableTable:
         wanted = self.pending_mdt_rebuild
         if wanted:
             config = TableConfig.load(self.storage)
-            cfg = WriteConfig.from_options(self.options, config)
+            cfg = with_indexed_columns(WriteConfig.from_options(self.options, config), self.storage)
             initialize_partitions(self.storage, config, wanted, cfg, self.options)
             self.pending_mdt_rebuild = None
 

@@ -44,6 +44,7 @@ from hudi_md.write.plans import check_no_clustered_updates
 from hudi_md.write.recovery import rollback_failed_writes
 from hudi_md.write.rollback import drop_partitions_created_by
 from hudi_md.write.table_setup import (
+    check_layout,
     check_version,
     create_table,
     sync_metadata_table_state,
@@ -165,8 +166,10 @@ class HudiWriter(WritableTable):
                 existing = self.config()  # another writer may have created the table meanwhile
                 cfg = with_indexed_columns(WriteConfig.from_options(self.options, existing), self.storage)
                 check_version(self.storage, existing)
+                layout = check_layout(self.storage, existing, self.options, cfg)
                 avro_schema = writer_avro_schema(cfg, schema)
-                config = existing or create_table(self.storage, cfg, avro_schema)
+                config = existing or create_table(self.storage, cfg, avro_schema, layout)
+                self.adopt_layout(config)
                 rollback_failed_writes(self, config)
                 self.pending_mdt_rebuild = None  # the sync below re-creates whatever is missing
                 config = TableConfig.load(self.storage)
