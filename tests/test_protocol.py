@@ -131,6 +131,6 @@ def test_slice_rows_with_uris_and_partition_values():
     assert rows.column("p:city").to_pylist() == [None, "la", "sf"]
     assert rows.column("base_file").to_pylist()[0] == f"{root}/fg-0_1-0-1_20240101000000000.parquet"
     ordered = sorted(slices, key=lambda s: (s.partition_path, s.file_id))
-    assert slice_rows.slices_from_arrow(rows, root=root) == ordered
-    with pytest.raises(InvalidOptionError, match="not under the table"):
-        slice_rows.slices_from_arrow(rows, root="file:/tmp/other")
+    assert slice_rows.slices_from_arrow(rows, uri_of=lambda p: f"{root}/{p}") == ordered
+    with pytest.raises(InvalidOptionError, match="is not the table's file"):
+        slice_rows.slices_from_arrow(rows, uri_of=lambda p: f"file:/tmp/other/{p}")

@@ -102,6 +102,18 @@ def child(endpoint: str, spec_path: str, out_path: str) -> None:
                     spark.read.option("basePath", t["path"]).parquet(*got["input_files"]).where(t["where"]),
                     cols,
                 )
+            if t.get("then_spark_upsert"):
+                # written from the executors (hudi_md.write of a DataFrame): new files go where the
+                # table's storage layout puts them
+                import hudi_md
+
+                storage = storage_options(endpoint)
+                s3_path = t["path"].replace("s3a://", "s3://", 1)
+                df = spark.createDataFrame([tuple(r) for r in t["then_spark_upsert"]], t["schema"])
+                hudi_md.write(df, s3_path, operation="upsert", options={**storage, **t["write_options"]})
+                after = spark.read.format("hudi-md").options(**options).load(t["path"])
+                got["rows_after_spark_upsert"] = _rows(after, cols)
+                got["input_files_after"] = sorted(after.inputFiles())
             if t.get("then_upsert"):
                 # a commit from another process than the planner's: the next plan must see it
                 import pyarrow as pa
@@ -196,6 +208,7 @@ def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -
         storage = storage_options(endpoint)
         fs = s3fs.S3FileSystem(**storage)
         fs.call_s3("create_bucket", Bucket="hudi-md-test")
+        fs.call_s3("create_bucket", Bucket="hudi-md-data")
 
         # COW, written by hudi-md: an insert, then an upsert that rewrites two of the three partitions
         hoodie_opts = {
@@ -217,6 +230,20 @@ def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -
         update = pa.table({"id": ["k01", "k02", "k04"], "dt": ["d1", "d2", "d1"], "v": [101, 102, 104]})
         hudi_md.write(update, "s3://hudi-md-test/cow", operation="upsert", options=write_opts)
 
+        # MOR under the federated layout (RFC-60): data files in another bucket, under hashed prefixes
+        fed_opts = {
+            "hoodie.table.name": "s3_fed",
+            "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.datasource.write.precombine.field": "v",
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.storage.strategy.class": "hudi_md.storage.strategy.ObjectStoreStorageStrategy",
+            "hoodie.storage.path": "s3://hudi-md-data/fed",
+        }
+        hudi_md.write(first, "s3://hudi-md-test/fed", operation="insert", options={**storage, **fed_opts})
+        hudi_md.write(update, "s3://hudi-md-test/fed", operation="upsert", options={**storage, **fed_opts})
+
         # MOR with log files (merged on the executor by the planner process), copied as is
         local_mor = table_path(MOR_TRIPS)
         for p in local_mor.rglob("*"):
@@ -235,6 +262,14 @@ def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -
                     "parquet": True,
                     "write_options": hoodie_opts,
                     "then_upsert": {"id": ["k05", "k99"], "dt": ["d2", "d0"], "v": [105, 99]},
+                },
+                "fed": {
+                    "path": "s3a://hudi-md-test/fed",
+                    "columns": ["id", "dt", "v"],
+                    "where": "dt = 'd1' AND v > 10",
+                    "write_options": fed_opts,
+                    "schema": "id string, dt string, v long",
+                    "then_spark_upsert": [["k07", "d1", 107], ["k98", "d2", 98]],
                 },
                 "mor": {
                     "path": "s3a://hudi-md-test/mor",
@@ -257,6 +292,7 @@ def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -
         )
         assert proc.returncode == 0, proc.stderr[-5000:]
         got = json.loads(out_path.read_text())
+        fed_table_keys = fs.find("hudi-md-test/fed")
     finally:
         server.stop()
 
@@ -276,6 +312,27 @@ def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -
         key=repr,
     )
     assert cow["rows_after_upsert"] == want_after
+
+    fed = got["fed"]
+    upd = {"k01": 101, "k02": 102, "k04": 104}
+    want = sorted(([f"k{i:02d}", f"d{i % 3}", upd.get(f"k{i:02d}", i)] for i in range(30)), key=repr)
+    assert fed["rows"] == want
+    assert fed["filtered"] == sorted((r for r in want if r[1] == "d1" and r[2] > 10), key=repr)
+    assert fed["counters"]["partitions_after_partition_pruning"] == 1
+    # Spark's Parquet reader scans the data bucket, under the strategy's prefixes
+    assert fed["input_files"] and all(f.startswith("s3a://hudi-md-data/fed/") for f in fed["input_files"])
+    assert all("/s3_fed/dt=" in f for f in fed["input_files"])
+    assert any(".log." in f for f in fed["input_files"]), "the upsert logged into MOR file groups"
+    upd.update({"k07": 107})
+    want_after = sorted(
+        [[f"k{i:02d}", f"d{i % 3}", upd.get(f"k{i:02d}", i)] for i in range(30)] + [["k98", "d2", 98]],
+        key=repr,
+    )
+    assert fed["rows_after_spark_upsert"] == want_after
+    assert all(f.startswith("s3a://hudi-md-data/fed/") for f in fed["input_files_after"])
+    # the table path holds .hoodie/ and partition metadata only
+    assert fed_table_keys
+    assert all("/.hoodie/" in k or k.endswith(".hoodie_partition_metadata") for k in fed_table_keys)
 
     mor = got["mor"]
     rows = mor_table.read(columns=mor_cols).to_pylist()

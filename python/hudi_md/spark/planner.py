@@ -195,7 +195,7 @@ class Planner:
         from hudi_md.read.slice_reader import instant_validator, read_file_slice
 
         storage = table.storage
-        fs = slice_from_row(desc, root=storage.uri())
+        fs = slice_from_row(desc, uri_of=storage.uri)
         if options.get(QUERY_TYPE) == P.QUERY_INCREMENTAL:
             rows = _read_incremental_slice(table, fs, incremental_range(table, options), columns)
         else:

@@ -128,8 +128,27 @@ def table_storage(storage: Storage, props: Mapping[str, str]) -> Storage:
     root = props.get(STORAGE_PATH)
     if not root:
         raise InvalidOptionError(f"{storage.uri()}: {STRATEGY_CLASS} is set but {STORAGE_PATH} is not")
-    data = Storage(root, storage.options, stats=storage.stats, retry=storage.retry)
+    data = Storage(
+        _in_scheme_of(storage.root_uri, root), storage.options, stats=storage.stats, retry=storage.retry
+    )
     return FederatedStorage(storage, data, data_file_locator(strategy))
+
+
+# URL schemes that name one file system (Hadoop's S3A and the plain S3 scheme, GCS's two names)
+_SCHEME_FAMILIES = ({"s3", "s3a", "s3n"}, {"gs", "gcs"})
+
+
+def _in_scheme_of(table_uri: str, storage_path: str) -> str:
+    """``storage_path`` in the table path's scheme when both name the same file system: a table
+    opened through ``s3a://`` (Spark) gets ``s3a://`` URIs of its data files, which Spark's readers
+    can open, though ``hoodie.properties`` says ``s3://``."""
+    table_scheme, sep, _ = table_uri.partition("://")
+    scheme, sep2, rest = storage_path.partition("://")
+    if not (sep and sep2) or table_scheme == scheme:
+        return storage_path
+    if any({table_scheme.lower(), scheme.lower()} <= family for family in _SCHEME_FAMILIES):
+        return f"{table_scheme}://{rest}"
+    return storage_path
 
 
 class FederatedListing(StorageListing):

@@ -93,18 +93,21 @@ def slices_to_arrow(
     return pa.table(columns)
 
 
-def slices_from_arrow(rows: pa.Table | pa.RecordBatch, *, root: str | None = None) -> list[FileSlice]:
-    """The slices of ``slices_to_arrow``'s rows (extra columns are ignored); ``root`` as for
+def slices_from_arrow(
+    rows: pa.Table | pa.RecordBatch, *, uri_of: Callable[[str], str] | None = None
+) -> list[FileSlice]:
+    """The slices of ``slices_to_arrow``'s rows (extra columns are ignored); ``uri_of`` as for
     :func:`slice_from_row`."""
-    return [slice_from_row(row, root=root) for row in rows.to_pylist()]
+    return [slice_from_row(row, uri_of=uri_of) for row in rows.to_pylist()]
 
 
-def slice_from_row(row: Mapping[str, Any], *, root: str | None = None) -> FileSlice:
+def slice_from_row(row: Mapping[str, Any], *, uri_of: Callable[[str], str] | None = None) -> FileSlice:
     """The slice of one row (a ``slices_to_arrow`` row as a dict, e.g. parsed from JSON).
 
-    File paths are relative to the table, or, with ``root`` (the table's URI, as ``uri`` made
-    them), URIs under it; :class:`InvalidOptionError` for a file elsewhere, a name that is not a
-    base / log file name, or a missing column.
+    File paths are relative to the table, or, with ``uri_of`` (the table storage's ``uri``, which
+    made them), the URIs it gives the files' logical paths (under the storage path for a federated
+    layout); :class:`InvalidOptionError` for a file elsewhere, a name that is not a base / log
+    file name, or a missing column.
     """
     missing = [c for c in (PARTITION_PATH, FILE_ID, BASE_INSTANT, BASE_FILE, LOG_FILES) if c not in row]
     if missing:
@@ -112,9 +115,12 @@ def slice_from_row(row: Mapping[str, Any], *, root: str | None = None) -> FileSl
     partition = row[PARTITION_PATH] or ""
 
     def name_of(path: str) -> str:
-        if root is not None:
-            path = _relative(path, root)
-        return posixpath.basename(path)
+        name = posixpath.basename(path)
+        if uri_of is not None:
+            want = uri_of(f"{partition}/{name}" if partition else name)
+            if _plain(path) != _plain(want):
+                raise InvalidOptionError(f"slice file {path} is not the table's file {want}")
+        return name
 
     base = None
     if row[BASE_FILE]:
@@ -138,9 +144,9 @@ def slice_from_row(row: Mapping[str, Any], *, root: str | None = None) -> FileSl
     return FileSlice(partition, row[FILE_ID] or "", row[BASE_INSTANT] or "", base, tuple(logs))
 
 
-def _relative(uri: str, root: str) -> str:
-    root = root.rstrip("/")
-    for prefix in (root, "file:" + root, "file://" + root):
-        if uri.startswith(prefix + "/"):
-            return uri[len(prefix) + 1 :]
-    raise InvalidOptionError(f"slice file {uri} is not under the table {root}")
+def _plain(uri: str) -> str:
+    """A URI without the ``file:`` forms a local path may come back in."""
+    for prefix in ("file://", "file:"):
+        if uri.startswith(prefix):
+            return uri[len(prefix) :]
+    return uri
