@@ -120,6 +120,12 @@ class StorageStats:
         with self._lock:
             return sum(n for p, n in self._paths.items() if p.startswith(prefix))
 
+    def by_path(self) -> dict[str, int]:
+        """Requests per path (relative to the root storage; a federated table's data files under
+        ``@storage-path/``)."""
+        with self._lock:
+            return dict(self._paths)
+
     def snapshot(self) -> dict[str, int]:
         with self._lock:
             out = {f"{k}_requests": v for k, v in self._requests.items()}
@@ -224,7 +230,7 @@ class Storage:
         fs: fsspec.AbstractFileSystem | None = None,
         stats: StorageStats | None = None,
         retry: RetryPolicy | None = None,
-        _counter_prefix: str = "",
+        counter_prefix: str = "",
     ) -> None:
         options = dict(options or {})
         hoodie = {k: options.pop(k) for k in list(options) if k.startswith("hoodie.")}
@@ -239,7 +245,7 @@ class Storage:
         self.root_uri = root.rstrip("/") if root not in ("/",) else root
         self._fs_root = str(fs_root).rstrip("/")
         self.stats = stats if stats is not None else StorageStats()
-        self._prefix = _counter_prefix
+        self._prefix = counter_prefix
 
     # --- paths -------------------------------------------------------------------------------
 
@@ -268,7 +274,7 @@ class Storage:
             fs=self.fs,
             stats=self.stats,
             retry=self.retry,
-            _counter_prefix=self._count_key(path) + "/",
+            counter_prefix=self._count_key(path) + "/",
         )
 
     def _count_key(self, path: str) -> str:

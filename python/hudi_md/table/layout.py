@@ -33,6 +33,8 @@ from hudi_md.table.filenames import parse_data_file
 from hudi_md.table.listing import PARTITION_METAFILE_PREFIX, FileEntry, StorageListing
 
 TABLE_NAME = "hoodie.table.name"
+# Where the request counters put a federated table's data files (beside the table path's paths).
+STORAGE_PATH_COUNTER = "@storage-path"
 
 
 class StorageLayoutError(InvalidOptionError):
@@ -129,7 +131,11 @@ def table_storage(storage: Storage, props: Mapping[str, str]) -> Storage:
     if not root:
         raise InvalidOptionError(f"{storage.uri()}: {STRATEGY_CLASS} is set but {STORAGE_PATH} is not")
     data = Storage(
-        _in_scheme_of(storage.root_uri, root), storage.options, stats=storage.stats, retry=storage.retry
+        _in_scheme_of(storage.root_uri, root),
+        storage.options,
+        stats=storage.stats,
+        retry=storage.retry,
+        counter_prefix=STORAGE_PATH_COUNTER + "/",
     )
     return FederatedStorage(storage, data, data_file_locator(strategy))
 
