@@ -347,6 +347,19 @@ class Hudi:
                 cols.append(F.col(f.name))
         return [r.asDict() for r in df.select(*cols).collect()]
 
+    def query(self, path: str, where: str, *, data_skipping: bool) -> tuple[list[str], int]:
+        """A filtered snapshot query (MDT on, ``hoodie.enable.data.skipping`` as given): the record
+        keys it returns and how many files Spark's scan read (see :func:`scanned_files`)."""
+        df = (
+            self.spark.read.format("hudi")
+            .option("hoodie.metadata.enable", "true")
+            .option("hoodie.enable.data.skipping", "true" if data_skipping else "false")
+            .load(str(path))
+            .filter(where)
+        )
+        keys = sorted(r["_hoodie_record_key"] for r in df.select("_hoodie_record_key").collect())
+        return keys, scanned_files(df.select("_hoodie_record_key"))
+
     # --- HoodieMetadataTableValidator's checks ----------------------------------------------------------
 
     def validate(
@@ -537,6 +550,30 @@ class Hudi:
             if wrong:
                 errors.append(f"record index content: {len(wrong)} keys differ, e.g. {wrong[:10]}")
         return errors
+
+
+def scanned_files(df: Any) -> int:
+    """Runs ``df`` and returns the ``numFiles`` metric of its ``FileSourceScanExec``: the files
+    (for Hudi's file-group reader, the file slices) left to read after Hudi's ``HoodieFileIndex``
+    pruned partitions and skipped data with the MDT's indexes."""
+    df.collect()
+    found: list[int] = []
+
+    def walk(node: Any) -> None:
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            walk(node.executedPlan())
+            return
+        if name == "FileSourceScanExec":
+            found.append(int(node.metrics().apply("numFiles").value()))
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    if len(found) != 1:
+        raise AssertionError(f"expected one file scan in the plan, found {len(found)}")
+    return found[0]
 
 
 def summarize(errors: list[str], examples: int = 2) -> str:
