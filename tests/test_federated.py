@@ -312,3 +312,42 @@ def test_a_users_strategy_class(tmp_path: Path) -> None:
         hudi_md.open_table(uri).read()
     repair_metadata_table(HudiWriter(uri, opts))
     assert validate_metadata_table(hudi_md.open_table(uri)) == []
+
+
+def test_cli_repair_and_validate_list_the_storage_path(tmp_path: Path) -> None:
+    """validate holds the MDT against a walk of the storage path (a data file gone from there is a
+    difference), the planner prunes by column stats as on any table, and 'hudi-md metadata repair'
+    (the CLI) rebuilds an MDT that validates."""
+    import subprocess
+    import sys
+
+    uri, storage_path = str(tmp_path / "t"), str(tmp_path / "data")
+    opts = options("COPY_ON_WRITE", storage_path)
+    for ts, ids in enumerate([range(0, 60), range(100, 160)], 1):
+        HudiWriter(uri, opts).write(rows(ids, ts, seed=ts), "insert")
+    table = hudi_md.open_table(uri)
+    plan = table.plan([("ts", "=", 2)])  # the second write's files only: column stats prune the first's
+    assert plan.counters["partitions_after_partition_stats"] == 3
+    assert 0 < plan.counters["file_slices_after_column_stats"] < plan.counters["file_slices"]
+    assert triples(table.read([("ts", "=", 2)], columns=["id", "ts", "fare"])) == triples(
+        rows(range(100, 160), 2, 2)
+    )
+    gone = next((tmp_path / "data").rglob("*.parquet"))
+    gone.rename(tmp_path / "aside.parquet")
+    diffs = validate_metadata_table(hudi_md.open_table(uri))
+    assert [d.kind for d in diffs] == ["file_only_in_mdt"] and diffs[0].file_name == gone.name
+    (tmp_path / "aside.parquet").rename(gone)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hudi_md.cli", "metadata", "repair", "--no-progress", uri],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "rebuilt the metadata table" in proc.stdout
+    assert validate_metadata_table(hudi_md.open_table(uri)) == []
+    read = subprocess.run(
+        [sys.executable, "-m", "hudi_md.cli", "read", uri, "-o", "hoodie.metadata.enable=false"],
+        capture_output=True,
+        text=True,
+    )
+    assert read.returncode == 2 and "only its metadata table lists them" in read.stderr
