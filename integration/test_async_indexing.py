@@ -3,7 +3,8 @@ Hudi 1.2: each side finishes, reads, uses or drops what the other started.
 
 * **hudi-md builds, Hudi uses** (``test_hudi_md_builds_hudi_uses``): a table with the MDT ``files``
   partition only (written by hudi-md, or by Hudi); hudi-md schedules ``record_index`` +
-  ``column_stats``, hudi-md and Hudi commit while it builds, hudi-md completes it; then it schedules
+  ``column_stats``, hudi-md and Hudi commit before the run and while it builds, hudi-md completes
+  it; then (not in the CI case) it schedules
   ``partition_stats`` (Hudi's writers need ``column_stats`` available for it), hudi-md and Hudi
   commit between the schedule and the run. Hudi's own MDT deltacommits carry log blocks for the
   inflight partitions; Hudi's validator checks pass; Hudi's record-index lookups equal the snapshot;
@@ -24,8 +25,9 @@ Hudi 1.2: each side finishes, reads, uses or drops what the other started.
   finding).
 
 Every MDT compaction is kept out of the passing tests (``hoodie.metadata.compact.max.delta.commits``
-100 for both writers): Hudi compacting the MDT of a hudi-md table fails or hides a build (the
-``xfail`` tests below show both).
+100 for both writers): an Apache Hudi 1.2 upsert whose MDT compaction comes first can fail in a
+fresh JVM (README, Apache Hudi 1.2 behaviour), and a Hudi compaction during a build hides the build
+(an ``xfail`` test below).
 """
 
 from __future__ import annotations
@@ -286,10 +288,12 @@ def _run_with_writes_after_listing(path: Path, options: dict[str, str], writes: 
 
 # --- 1. hudi-md builds, Hudi uses ----------------------------------------------------------------------
 
+# case -> (layout, who writes the table first, the whole flow); the CI case stops after record_index
+# and column_stats are built and used
 BUILD_CASES = {
-    "mor-one-md": (MOR_ONE, "hudi-md"),
-    "cow-one-md": (COW_ONE, "hudi-md"),
-    "cow-one-hudi": (COW_ONE, "hudi"),
+    "mor-one-md": (MOR_ONE, "hudi-md", True),
+    "cow-one-md": (COW_ONE, "hudi-md", False),
+    "cow-one-hudi": (COW_ONE, "hudi", True),
 }
 
 
@@ -302,7 +306,7 @@ def test_hudi_md_builds_hudi_uses(spark: Any, hudi: Any, tables_root: Path, case
 
     from checks import check_column_stats, check_partition_stats, check_record_index, check_snapshot
 
-    layout, first_writer = BUILD_CASES[case]
+    layout, first_writer, whole = BUILD_CASES[case]
     name = f"ai_build_{case.replace('-', '_')}"
     path = tables_root / f"ai-build-{case}"
     opts = _md_options(layout, name)
@@ -338,24 +342,23 @@ def test_hudi_md_builds_hudi_uses(spark: Any, hudi: Any, tables_root: Path, case
     _assert_hudi_logged(hudi, path, during[0], ["record_index", "column_stats"])
 
     # partition_stats (Hudi's writers need column_stats available), with writes before the run
-    t2 = hudi_md.schedule_indexing(str(path), ["partition_stats"], options=opts)
-    _md_write(path, opts, MD_UPSERT_2, layout, model)
-    writer = {"hoodie.metadata.index.async": "true", "hoodie.metadata.record.index.enable": "true"}
-    h2 = _hudi_write(spark, hudi, path, layout, name, HUDI_UPSERT_2, writer)
-    model.apply(HUDI_UPSERT_2)
-    _assert_hudi_logged(hudi, path, h2, ["partition_stats", "record_index", "column_stats"])
-    assert hudi_md.run_indexing(str(path), options=opts, timeout_s=60) == t2
+    t2 = hudi_md.schedule_indexing(str(path), ["partition_stats"], options=opts) if whole else None
+    if t2 is not None:
+        _md_write(path, opts, MD_UPSERT_2, layout, model)
+        writer = {"hoodie.metadata.index.async": "true", "hoodie.metadata.record.index.enable": "true"}
+        h2 = _hudi_write(spark, hudi, path, layout, name, HUDI_UPSERT_2, writer)
+        model.apply(HUDI_UPSERT_2)
+        _assert_hudi_logged(hudi, path, h2, ["partition_stats", "record_index", "column_stats"])
+        assert hudi_md.run_indexing(str(path), options=opts, timeout_s=60) == t2
 
     shown = _index_show(path)
     assert shown["pending_indexing"] == [] and shown["inflight"] == []
-    assert shown["available"] == ["column_stats", "files", "partition_stats", "record_index"]
+    built = [(t1, ["record_index", "column_stats"])] + ([(t2, ["partition_stats"])] if t2 else [])
     assert [
         (c["instant"], [p["partition"] for p in c["partitions"]]) for c in shown["completed_indexing"]
-    ] == [
-        (t1, ["record_index", "column_stats"]),
-        (t2, ["partition_stats"]),
-    ]
-    assert _hudi_indexing(hudi, path) == ([], [t1, t2])
+    ] == built
+    assert shown["available"] == sorted(["files", *(p for _, parts in built for p in parts)])
+    assert _hudi_indexing(hudi, path) == ([], [t for t, _ in built])
 
     # Apache Hudi's answers and its use of the indexes
     _assert_validates(hudi, path)
@@ -363,6 +366,8 @@ def test_hudi_md_builds_hudi_uses(spark: Any, hudi: Any, tables_root: Path, case
     _assert_record_index_lookups(hudi, path)
     _assert_hudi_skips(hudi, path, model, "k205")
 
+    if not whole:
+        return
     # Hudi writes on; hudi-md reads and validates what it wrote
     _hudi_write(spark, hudi, path, layout, name, HUDI_AFTER, {"hoodie.metadata.record.index.enable": "true"})
     model.apply(HUDI_AFTER)
@@ -688,7 +693,7 @@ def test_hudi_runs_an_indexing_hudi_md_scheduled(hudi: Any, tables_root: Path) -
         "compaction leaves inflight partitions alone), then hudi-md's run writes the build at the file "
         "groups' init instant (00000000000000001, write/indexing.py _build -> write_partition_records), a "
         "slice older than the compacted one. The partition becomes available with only what the "
-        "writers logged; Hudi's query id = 'k005' returns no row"
+        "writers logged (25 of 85 keys); Hudi's query id = 'k005' returns no row"
     ),
 )
 def test_an_index_run_after_hudi_compacted_the_mdt(spark: Any, hudi: Any, tables_root: Path) -> None:
@@ -707,7 +712,7 @@ def test_an_index_run_after_hudi_compacted_the_mdt(spark: Any, hudi: Any, tables
     }
     h1 = _hudi_write(spark, hudi, path, layout, name, HUDI_UPSERT, writer)
     model.apply(HUDI_UPSERT)
-    # Hudi's second commit compacts the MDT (a first one may fail: see README, Apache Hudi quirks)
+    # Hudi's second commit compacts the MDT (a first one may fail: README, Apache Hudi 1.2 behaviour)
     compacting = {**writer, "hoodie.metadata.compact.max.delta.commits": "1"}
     h2 = _hudi_write(spark, hudi, path, layout, name, HUDI_UPSERT_2, compacting)
     model.apply(HUDI_UPSERT_2)
