@@ -684,19 +684,12 @@ def test_hudi_runs_an_indexing_hudi_md_scheduled(hudi: Any, tables_root: Path) -
     _assert_rows(hudi, path, model)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KnownIssue,
-    reason=(
-        "An index run after Apache Hudi compacted the MDT is invisible: Hudi 1.2's inline MDT compaction "
-        "compacts the inflight record_index too (base files at the compaction instant; hudi-md's own "
-        "compaction leaves inflight partitions alone), then hudi-md's run writes the build at the file "
-        "groups' init instant (00000000000000001, write/indexing.py _build -> write_partition_records), a "
-        "slice older than the compacted one. The partition becomes available with only what the "
-        "writers logged (25 of 85 keys); Hudi's query id = 'k005' returns no row"
-    ),
-)
 def test_an_index_run_after_hudi_compacted_the_mdt(spark: Any, hudi: Any, tables_root: Path) -> None:
+    """Apache Hudi 1.2's inline MDT compaction compacts an inflight partition too (base files at the
+    compaction instant): hudi-md's run, finding a base file not at the file groups' init instant,
+    makes them anew and builds again under the lock (the build, at the init instant, would sit in a
+    slice older than the compacted one and the index would hold only what writers logged: found
+    here, 25 of 85 keys)."""
     import hudi_md
 
     layout, name = COW_ONE, "ai_compacted"
@@ -729,19 +722,12 @@ def test_an_index_run_after_hudi_compacted_the_mdt(spark: Any, hudi: Any, tables
     _assert_validates(hudi, path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KnownIssue,
-    reason=(
-        "hudi-md completes an index that a Hudi commit made during the build did not write: Apache Hudi "
-        "1.2's default writer (streaming MDT writes) without the record index in its config writes an MDT "
-        "deltacommit without the inflight record_index; run_indexing's check under the lock "
-        "(write/indexing.py _build_again_why -> _not_caught_up) asks only whether an MDT deltacommit of "
-        "that time exists, not whether it wrote the partitions being built. The index lacks the commit's "
-        "15 new keys, and Hudi's query id = 'k305' returns no row"
-    ),
-)
 def test_an_index_run_after_a_hudi_commit_that_skipped_it(spark: Any, hudi: Any, tables_root: Path) -> None:
+    """A Hudi commit during the build whose writer does not enable the record index writes an MDT
+    deltacommit without the inflight record_index (streaming MDT writes): the run's check under the
+    lock asks whether each commit after its listing wrote the partitions it had records for, and
+    builds again under the lock when one did not (found here: the index lacked the commit's 15 new
+    keys when the check only asked for an MDT deltacommit of that time)."""
     import hudi_md
 
     layout, name = MOR_ONE, "ai_skipped"

@@ -505,6 +505,7 @@ class Storage:
             lambda: self.fs.rm(full, recursive=recursive),
             settled=lambda: not self.fs.exists(full),
         )
+        self._drop_stale_checksum(full)  # Hadoop's checksum of a file Apache Hudi wrote
 
     def makedirs(self, path: str) -> None:
         self.stats.record("mkdir", self._count_key(path))

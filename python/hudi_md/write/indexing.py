@@ -260,11 +260,17 @@ def run_indexing(
         build = _build(table, todo, builder, progress)
     with table.lock() as lock:
         config = TableConfig.load(table.storage)
+        if todo and K.FILES not in config.metadata_partitions:
+            abandon_pending_indexing(table, t, plan)
+            raise InvalidOptionError(
+                f"indexing {t} of {', '.join(todo)} was rolled back: the MDT of {table.storage.uri()} was "
+                "deleted while it ran (no files partition); build the MDT, then schedule the indexing again"
+            )
         if build is not None:
-            why = _build_again_why(table, config, todo, build)
+            why, anew = _build_again_why(table, config, todo, build)
             if why:
                 log.warning("indexing %s: building %s again under the lock: %s", t, ", ".join(todo), why)
-                if _lost(table, config, todo):
+                if anew:
                     _remove_partitions(table, todo, defs=False)
                     _create_file_groups(table, config, todo)
                 build = _build(table, todo, builder, progress)
@@ -398,20 +404,38 @@ def _logged_instants(table: WritableTable, partition: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _build_again_why(table: WritableTable, config: TableConfig, todo: Sequence[str], build: _Build) -> str:
-    """Why the build cannot complete as it is (empty when it can): its file groups went (a
-    rollback or restore rebuilt the MDT), an instant it listed was rolled back since, or one that
-    completed after it has no MDT deltacommit."""
+def _build_again_why(
+    table: WritableTable, config: TableConfig, todo: Sequence[str], build: _Build
+) -> tuple[str, bool]:
+    """Why the build cannot complete as it is (empty when it can), and whether the partitions'
+    file groups must be made anew first: they went (a rollback or restore rebuilt the MDT), or
+    another writer compacted them (Apache Hudi 1.2's MDT compaction compacts inflight partitions:
+    the build, at the init instant, would sit in an older slice than the compaction's); or an
+    instant the build listed was rolled back since; or one that completed after the listing did
+    not write the partitions."""
     lost = _lost(table, config, todo)
     if lost:
-        return f"the file groups of {', '.join(lost)} went"
+        return f"the file groups of {', '.join(lost)} went", True
+    compacted = [p for p in todo if _compacted(table, p)]
+    if compacted:
+        return f"another writer compacted {', '.join(compacted)} while it was being built", True
     undone = _rolled_back_since(table, build.seen)
     if undone:
-        return f"instant(s) {', '.join(undone)} it listed were rolled back"
-    late = _not_caught_up(table, build.seen)
+        return f"instant(s) {', '.join(undone)} it listed were rolled back", False
+    late = _not_caught_up(table, build.seen, todo)
     if late:
-        return f"instant(s) {', '.join(late)} completed without an MDT deltacommit"
-    return ""
+        return f"commit(s) {', '.join(late)} completed without writing them", False
+    return "", False
+
+
+def _compacted(table: WritableTable, partition: str) -> bool:
+    """Whether a base file of ``partition`` is at another instant than its init instant."""
+    mdt = table.storage.child(MDT_FOLDER)
+    init = set(_init_instants(table, partition))
+    for e in mdt.list(partition):
+        if e.name.endswith(".hfile") and e.name.rsplit("_", 1)[-1].removesuffix(".hfile") not in init:
+            return True
+    return False
 
 
 def _rolled_back_since(table: WritableTable, seen: frozenset[str]) -> list[str]:
@@ -458,19 +482,58 @@ def _completed_after(table: WritableTable, seen: frozenset[str]) -> list[Instant
     ]
 
 
-def _not_caught_up(table: WritableTable, seen: frozenset[str]) -> list[str]:
-    """Instants that completed after the build's listing without an MDT deltacommit of the same
-    time (RFC-45's catch-up rule): their writer did not sync the MDT, so their records are in
-    neither the base files nor a log block."""
+def _not_caught_up(table: WritableTable, seen: frozenset[str], todo: Sequence[str]) -> list[str]:
+    """Commits that completed after the build's listing but did not write the partitions being
+    built (RFC-45's indexing check): no MDT deltacommit of the same time (a writer that did not
+    sync the MDT), or one without a partition the commit had records for (Apache Hudi 1.2's
+    writers with streaming MDT writes update only the partitions their options enable). Their
+    records are in neither the base files nor a log block. What a commit must have written: the
+    record index when it inserted or deleted records, column and partition stats when it wrote
+    records (a log of deletes has none)."""
     mdt = table.storage.child(MDT_FOLDER)
-    synced = {i.requested_time for i in Timeline.load(mdt, TIMELINE, 2).completed()}
+    mdt_timeline = Timeline.load(mdt, TIMELINE, 2)
+    synced = {i.requested_time: i for i in mdt_timeline.completed()}
     # older MDT instants may be archived: only what the MDT's active timeline covers is judged
     first = min((t for t in synced if not t.startswith(INIT_INSTANT_PREFIX)), default="")
-    return [
-        i.requested_time
-        for i in _completed_after(table, seen)
-        if i.requested_time not in synced and i.requested_time > first
-    ]
+    timeline = table.timeline()
+    late = []
+    for i in _completed_after(table, seen):
+        if i.requested_time <= first:
+            continue
+        mdt_instant = synced.get(i.requested_time)
+        if mdt_instant is None:
+            late.append(i.requested_time)
+            continue
+        if i.action not in _WRITE_ACTIONS:
+            continue
+        expected = _partitions_expected(timeline, i, todo)
+        if not expected:
+            continue
+        try:
+            written = set((mdt_timeline.metadata(mdt_instant).get("partitionToWriteStats") or {}).keys())
+        except (CorruptFileError, FileNotFoundError):
+            written = set()
+        if expected - written:
+            late.append(i.requested_time)
+    return late
+
+
+def _partitions_expected(timeline: Timeline, instant: Instant, todo: Sequence[str]) -> set[str]:
+    """Which of the partitions being built a data commit must have written records to."""
+    try:
+        meta = timeline.metadata(instant)
+    except (CorruptFileError, FileNotFoundError):
+        return set()
+    inserted = written = 0
+    for stats in (meta.get("partitionToWriteStats") or {}).values():
+        for st in stats or ():
+            inserted += int(st.get("numInserts") or 0) + int(st.get("numDeletes") or 0)
+            written += int(st.get("numInserts") or 0) + int(st.get("numUpdateWrites") or 0)
+    out = set()
+    if K.RECORD_INDEX in todo and inserted:
+        out.add(K.RECORD_INDEX)
+    out |= {p for p in (K.COLUMN_STATS, K.PARTITION_STATS) if p in todo and written}
+    return out
 
 
 def _tight_partition_stats(table: WritableTable, config: TableConfig, build: _Build) -> list[MdtRecord]:
