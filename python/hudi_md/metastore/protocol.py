@@ -1,0 +1,231 @@
+"""The metastore's HTTP API (RFC-36's table, partition, timeline and snapshot services): routes and
+the JSON bodies both sides use. The server (``hudi_md.metastore_server``, FastAPI) and the client
+(:mod:`hudi_md.metastore.client`) are written against this module; its names are the contract.
+
+All routes are under ``/v1``; ``{db}`` and ``{table}`` are names (``[A-Za-z0-9_]{1,128}``),
+``{ts}`` an instant time, ``{partition}`` a partition path (URL-encoded; ``""`` for a
+non-partitioned table is spelled ``__NONE__``). Requests that change anything need
+``Authorization: Bearer <token>``; reads need it when the server is started so. Errors are 4xx/5xx
+with ``{"error": {"code": <ErrorCode>, "message": str}}``.
+
+Table service
+    POST   /v1/databases                                  DatabaseIn -> Database (201; 409 exists)
+    GET    /v1/databases                                  -> list[Database]
+    GET    /v1/databases/{db}                             -> Database
+    DELETE /v1/databases/{db}                             (409 while it has tables)
+    POST   /v1/databases/{db}/tables                      TableIn -> Table (201; 409 exists)
+    GET    /v1/databases/{db}/tables                      -> list[Table]
+    GET    /v1/databases/{db}/tables/{table}              -> Table
+    DELETE /v1/databases/{db}/tables/{table}
+    GET    /v1/tables?location=<uri>                      -> list[Table] (the tables at a location)
+
+Timeline service (instants of one table; ``T`` below is ``/v1/databases/{db}/tables/{table}``)
+    POST   T/instant-times                                NewInstantTime -> InstantTime (strictly
+                                                          increasing per table, after ``after``)
+    POST   T/instants                                     InstantIn -> Instant (201; 409 exists)
+    GET    T/instants                                     -> list[Instant] (every state, by time)
+    POST   T/instants/{ts}/transition                     Transition -> Instant (409 conflict: the
+                                                          instant is not in ``from_state``, or a
+                                                          write completing would overlap one that
+                                                          completed after it started)
+    POST   T/instants/{ts}/heartbeat                      -> Instant (404 when gone)
+    DELETE T/instants/{ts}                                (a pending instant: rolled back)
+    GET    T/instants/{ts}/metadata?state=...             -> the metadata bytes (octet-stream)
+
+Partition service
+    POST   T/partitions/query                             PartitionQuery -> list[Partition]
+                                                          (pruning in SQL over partition_key_val)
+    GET    T/partitions/{partition}                       -> Partition (404 when absent or dropped)
+    DELETE T/partitions/{partition}                       -> Partition (marked dropped, clean scheduled)
+
+Snapshot service (kept in step with completed instants by the server's snapshot sync)
+    POST   T/snapshot/slices                              SliceQuery -> list[FileSliceOut]
+    GET    T/snapshot/files?partition=&after=             -> list[FileOut] (files of instants after)
+    GET    T/snapshot/all-files?partition=                -> list[FileOut] (every live file version)
+    GET    T/snapshot/status                              -> SnapshotStatus
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+API_PREFIX = "/v1"
+NAME_PATTERN = r"^[A-Za-z0-9_]{1,128}$"
+NAME_RE = re.compile(NAME_PATTERN)
+NON_PARTITIONED = "__NONE__"
+# Hudi's keys (HoodieMetaserverConfig): the client is on when enabled, at the first of the URIs.
+METASERVER_ENABLED = "hoodie.metaserver.enabled"
+METASERVER_URIS = "hoodie.metaserver.uris"
+# hudi-md's: the bearer token for writes (and reads, when the server wants one).
+METASERVER_TOKEN = "hoodie.metaserver.token"
+
+
+class ErrorCode(str, Enum):
+    invalid = "invalid"  # 400/422: a malformed name, location, filter or body
+    unauthorized = "unauthorized"  # 401: no or a wrong token
+    not_found = "not_found"  # 404
+    exists = "exists"  # 409: creating what exists
+    conflict = "conflict"  # 409: an instant transition that lost a race
+    too_large = "too_large"  # 413
+    internal = "internal"  # 500
+
+
+class ErrorBody(BaseModel):
+    code: ErrorCode
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+# --- table service ------------------------------------------------------------------------------------
+
+
+class DatabaseIn(BaseModel):
+    name: str = Field(pattern=NAME_PATTERN)
+    description: str | None = None
+    location: str | None = None
+    params: dict[str, str] = {}
+
+
+class Database(DatabaseIn):
+    created: str  # ISO 8601
+
+
+class FieldSchema(BaseModel):
+    name: str
+    type: str  # Arrow's type name ("string", "int64", "date32[day]", ...)
+
+
+class TableIn(BaseModel):
+    name: str = Field(pattern=NAME_PATTERN)
+    location: str  # the table path (a URI with an allowed scheme, no ".." segment)
+    table_type: Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
+    partition_fields: list[FieldSchema] = []
+    record_key_fields: list[str] = []
+    params: dict[str, str] = {}  # hoodie.properties, as registered
+    schema_json: str | None = None  # the table's Avro schema
+
+
+class Table(TableIn):
+    db: str
+    created: str
+    version: int  # increases with every completed instant the snapshot sync applied
+
+
+# --- timeline service ---------------------------------------------------------------------------------
+
+InstantState = Literal["requested", "inflight", "completed"]
+
+
+class NewInstantTime(BaseModel):
+    after: str | None = None  # the new time is later than this one too
+
+
+class InstantTime(BaseModel):
+    instant_time: str
+
+
+class InstantIn(BaseModel):
+    requested_time: str = Field(pattern=r"^\d{14,17}$")
+    action: str
+    state: Literal["requested", "inflight"] = "requested"
+    metadata_b64: str | None = None  # the requested (plan) file's bytes
+    heartbeat_s: float | None = None  # the writer's heartbeat allowance; None: no heartbeat
+
+
+class Instant(BaseModel):
+    requested_time: str
+    action: str
+    state: InstantState
+    completion_time: str | None = None
+    heartbeat_expires: float | None = None  # epoch seconds; a pending instant past it is released
+
+
+class Transition(BaseModel):
+    action: str
+    from_state: InstantState
+    to_state: InstantState
+    metadata_b64: str | None = None  # the new state's file bytes (commit metadata on completion)
+    completion_time: str | None = None  # default: the server's next instant time
+
+
+# --- partition service --------------------------------------------------------------------------------
+
+
+class Filter(BaseModel):
+    """A predicate on partition columns: ``op`` one of ``and or not`` (``args``), ``eq ne lt le gt
+    ge`` (``column``, ``value``), ``in`` (``column``, ``values``), ``is_null`` / ``not_null``
+    (``column``). Values compare as the column's type (numbers as numbers); a partition whose
+    value is absent or null fails every comparison but ``is_null``."""
+
+    op: Literal["and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "in", "is_null", "not_null"]
+    args: list[Filter] = []
+    column: str | None = None
+    value: Any = None
+    values: list[Any] = []
+
+
+class PartitionQuery(BaseModel):
+    filter: Filter | None = None
+    include_dropped: bool = False
+
+
+class Partition(BaseModel):
+    path: str  # "" for a non-partitioned table
+    values: dict[str, str | None]  # partition column -> value as written in the path (None: null)
+    created_instant: str
+    updated_instant: str
+    dropped: bool = False
+
+
+# --- snapshot service ---------------------------------------------------------------------------------
+
+
+class SliceQuery(BaseModel):
+    partitions: list[str] | None = None  # None: every partition
+    as_of: str | None = None  # an instant time: the slices as of it (completed instants up to it)
+
+
+class FileOut(BaseModel):
+    partition: str
+    name: str  # base or log file name
+    size: int
+    file_id: str
+    instant: str  # the instant that wrote it
+
+
+class FileSliceOut(BaseModel):
+    partition: str
+    file_id: str
+    base_instant: str
+    base_file: FileOut | None = None
+    log_files: list[FileOut] = []
+
+
+class SnapshotStatus(BaseModel):
+    synced_instant: str | None  # the last completed instant the snapshot applied (completion order)
+    synced_completion_time: str | None
+    pending: list[str]  # completed instants not applied yet
+    status: Literal["synced", "syncing", "failed"]
+    message: str | None = None
+
+
+Filter.model_rebuild()
+
+
+def table_route(db: str, table: str) -> str:
+    return f"{API_PREFIX}/databases/{db}/tables/{table}"
+
+
+def partition_segment(path: str) -> str:
+    return path if path else NON_PARTITIONED
+
+
+def partition_of_segment(segment: str) -> str:
+    return "" if segment == NON_PARTITIONED else segment
