@@ -8,8 +8,9 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 
-from hudi_md.errors import InvalidOptionError
+from hudi_md.errors import InvalidOptionError, MetastoreError
 from hudi_md.metadata.reader import open_metadata_table
+from hudi_md.metastore.options import metaserver_uri
 from hudi_md.planning.expressions import Expression
 from hudi_md.planning.filters import Filters as PyarrowFilters
 from hudi_md.planning.filters import to_expression
@@ -17,7 +18,7 @@ from hudi_md.planning.planner import ScanPlan, plan_scan
 from hudi_md.planning.scan import TableScan
 from hudi_md.storage import Storage
 from hudi_md.table import slice_rows
-from hudi_md.table.state import METADATA_ENABLE, TableState
+from hudi_md.table.state import METADATA_ENABLE, TableSource, TableState
 from hudi_md.table.timeline import resolve_instant
 
 log = logging.getLogger(__name__)
@@ -41,8 +42,31 @@ def open_table(uri: str, options: Mapping[str, Any] | None = None) -> Table:
     # fsspec's options, and Hudi's file-system retry keys (the storage layer applies those).
     storage_opts = {k: v for k, v in opts.items() if not k.startswith("hoodie.") or k.startswith(_RETRY_KEYS)}
     hoodie_opts = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
-    storage = Storage(uri, storage_opts)
-    return Table(storage, hoodie_opts)
+    found = _metastore_source(uri, hoodie_opts)
+    if found is not None:  # planned from the metastore; `uri` may be a registered name
+        source, location = found
+        return Table(Storage(location, storage_opts), hoodie_opts, source=source)
+    return Table(Storage(uri, storage_opts), hoodie_opts)
+
+
+def _metastore_source(uri: str, options: Mapping[str, str]) -> tuple[TableSource, str] | None:
+    """The metastore's view of the table (``hoodie.metaserver.enabled``) and its location: by its
+    registered name ``db.table`` or its location; None when the metastore is not on."""
+    if metaserver_uri(options) is None:
+        return None
+    from hudi_md.metastore.client import MetastoreClient  # the metastore extra's dependencies
+    from hudi_md.metastore.source import MetastoreTable, resolve_table
+
+    client = MetastoreClient.from_options(options)
+    assert client is not None
+    ref = resolve_table(client, uri)
+    if ref is None:
+        raise MetastoreError(
+            f"{uri} is not registered in the metastore {client.uri} (hudi-md metastore register {uri} "
+            "--db D --table T)",
+            "not_found",
+        )
+    return MetastoreTable(client, ref), ref.location
 
 
 class Table(TableState):
@@ -52,8 +76,10 @@ class Table(TableState):
     timeline, MDT and schema, which every layer takes) plus the user's verbs below.
     """
 
-    def __init__(self, storage: Storage, options: Mapping[str, str] | None = None) -> None:
-        super().__init__(storage, options, open_metadata=open_metadata_table)
+    def __init__(
+        self, storage: Storage, options: Mapping[str, str] | None = None, *, source: TableSource | None = None
+    ) -> None:
+        super().__init__(storage, options, open_metadata=open_metadata_table, source=source)
 
     # --- planning --------------------------------------------------------------------------------------
 

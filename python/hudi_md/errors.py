@@ -143,3 +143,14 @@ class IndexingTimeoutError(HudiMdError):
         )
         self.instant = instant
         self.waiting_for = list(waiting_for)
+
+
+class MetastoreError(HudiMdError):
+    """The metastore server refused a request or could not be reached; ``code`` is its error code
+    (``hudi_md.metastore.protocol.ErrorCode``: invalid, unauthorized, not_found, exists, conflict,
+    too_large, internal) or ``unreachable``."""
+
+    def __init__(self, message: str, code: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status

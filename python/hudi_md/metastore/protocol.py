@@ -48,20 +48,22 @@ Snapshot service (kept in step with completed instants by the server's snapshot 
 from __future__ import annotations
 
 import re
+import warnings
 from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from hudi_md.metastore.options import METASERVER_ENABLED as METASERVER_ENABLED
+from hudi_md.metastore.options import METASERVER_TOKEN as METASERVER_TOKEN
+from hudi_md.metastore.options import METASERVER_URIS as METASERVER_URIS
+
 API_PREFIX = "/v1"
 NAME_PATTERN = r"^[A-Za-z0-9_]{1,128}$"
 NAME_RE = re.compile(NAME_PATTERN)
 NON_PARTITIONED = "__NONE__"
-# Hudi's keys (HoodieMetaserverConfig): the client is on when enabled, at the first of the URIs.
-METASERVER_ENABLED = "hoodie.metaserver.enabled"
-METASERVER_URIS = "hoodie.metaserver.uris"
-# hudi-md's: the bearer token for writes (and reads, when the server wants one).
-METASERVER_TOKEN = "hoodie.metaserver.token"
+# pydantic warns that BaseModel once had a schema_json method; the field is the table's schema
+warnings.filterwarnings("ignore", message='Field name "schema_json"', category=UserWarning)
 
 
 class ErrorCode(str, Enum):

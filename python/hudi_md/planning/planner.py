@@ -223,10 +223,16 @@ def plan_scan(
     use_indexes: bool = True,
 ) -> ScanPlan:
     counters: dict[str, int] = {}
-    all_partitions = table.partitions()
-    counters["partitions"] = len(all_partitions)
     schema = table.schema if expr is not None else None
-    partitions = all_partitions
+    matching = getattr(table.listing, "matching_partitions", None) if schema is not None else None
+    if matching is not None and expr is not None and table.partition_scheme.is_identity:
+        # a catalog prunes by partition values itself (the metastore: one SQL query), so the
+        # table's partitions are never all fetched
+        partitions = matching(expr, table.partition_scheme.fields)
+        counters["partitions_from_catalog"] = len(partitions)
+    else:
+        partitions = table.partitions()
+        counters["partitions"] = len(partitions)
     if expr is not None and schema is not None:
         partitions = prune_partitions(partitions, expr, table.partition_scheme, schema)
         counters["partitions_after_partition_pruning"] = len(partitions)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 
@@ -37,6 +37,21 @@ METADATA_ENABLE = "hoodie.metadata.enable"
 MetadataOpener = Callable[["TableState"], "MetadataTable | None"]
 
 
+class TableSource(Protocol):
+    """Where a table's timeline and file listings come from instead of its storage: the
+    metastore (``hudi_md.metastore.source.MetastoreTable``)."""
+
+    name: str
+
+    def timeline(self) -> Timeline: ...
+
+    def in_step(self, timeline: Timeline) -> bool:
+        """Whether the listings follow every completed instant of ``timeline``."""
+        ...
+
+    def listing(self, as_of: str | None = None) -> ListingSource: ...
+
+
 class TableState:
     """A Hudi table of version 6, 8 or 9 as of the timeline loaded when the state was made.
 
@@ -51,6 +66,7 @@ class TableState:
         *,
         open_metadata: MetadataOpener | None = None,
         physical_listing: bool = False,
+        source: TableSource | None = None,
     ) -> None:
         self.storage = storage
         self.options = dict(options or {})
@@ -67,9 +83,17 @@ class TableState:
                 f"{storage.uri()}: table version {self.config.table_version} is not supported "
                 f"(hudi-md reads versions {', '.join(map(str, SUPPORTED_VERSIONS))})"
             )
-        self.timeline: Timeline = Timeline.load(
-            storage, self.config.timeline_path, self.config.timeline_layout_version
-        )
+        # The timeline and listings from a source (the metastore) when it is in step with its own
+        # timeline; else, as without it, from storage.
+        self.source = source
+        if source is not None:
+            self.timeline: Timeline = source.timeline()
+            if not source.in_step(self.timeline):
+                self.source = None
+        if self.source is None:
+            self.timeline = Timeline.load(
+                storage, self.config.timeline_path, self.config.timeline_layout_version
+            )
         self.partition_scheme = PartitionScheme(self.config)
         self._open_metadata = open_metadata
         self.metadata_error: Exception | None = None
@@ -137,6 +161,8 @@ class TableState:
 
     @cached_property
     def listing(self) -> ListingSource:
+        if self.source is not None:
+            return self.source.listing()
         mdt = self.metadata_table
         if mdt is not None:
             return mdt
@@ -149,7 +175,8 @@ class TableState:
         return storage_listing(self.storage, self.config.to_dict())
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
-        return FileSystemView(self.config, self.timeline, self.listing, as_of=as_of)
+        listing = self.source.listing(as_of) if self.source is not None and as_of else self.listing
+        return FileSystemView(self.config, self.timeline, listing, as_of=as_of)
 
     def partitions(self) -> list[str]:
         return self.listing.all_partitions()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timezone
+from typing import Protocol
 
 from hudi_md.errors import CommitStateUnknownError
 from hudi_md.storage import Storage
@@ -39,12 +40,29 @@ def new_instant_time(*, utc: bool = False, after: str | None = None) -> str:
             time.sleep(0.001)
 
 
-class TimelineWriter:
-    """Writes instant files into one timeline folder (data table or MDT)."""
+class InstantObserver(Protocol):
+    """Told of every instant state a :class:`TimelineWriter` wrote, after it is on storage (the
+    metastore's timeline mirror, ``hudi_md.metastore.mirror``)."""
 
-    def __init__(self, storage: Storage, timeline_path: str) -> None:
+    def requested(self, instant_time: str, action: str, content: bytes) -> None: ...
+
+    def inflight(self, instant_time: str, action: str, content: bytes) -> None: ...
+
+    def completed(self, instant: Instant, content: bytes) -> None: ...
+
+    def removed(self, instant_time: str) -> None:
+        """Every file of the instant is gone (rolled back, or abandoned before it ran)."""
+        ...
+
+
+class TimelineWriter:
+    """Writes instant files into one timeline folder (data table or MDT); ``observer`` hears of
+    every state written."""
+
+    def __init__(self, storage: Storage, timeline_path: str, observer: InstantObserver | None = None) -> None:
         self.storage = storage
         self.path = timeline_path
+        self.observer = observer
 
     def _file(self, name: str) -> str:
         return f"{self.path}/{name}"
@@ -52,6 +70,8 @@ class TimelineWriter:
     def requested(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
         name = f"{instant_time}.{action}.requested"
         self.storage.write_atomic(self._file(name), content)
+        if self.observer is not None:
+            self.observer.requested(instant_time, action, content)
         return Instant(instant_time, action, State.REQUESTED, None, name)
 
     def inflight_file(self, instant_time: str, action: str) -> str:
@@ -63,6 +83,8 @@ class TimelineWriter:
         path = self.inflight_file(instant_time, action)
         name = path.rsplit("/", 1)[-1]
         self.storage.write_atomic(path, content)
+        if self.observer is not None:
+            self.observer.inflight(instant_time, action, content)
         return Instant(instant_time, action, State.INFLIGHT, None, name)
 
     def complete(
@@ -82,7 +104,10 @@ class TimelineWriter:
                 raise CommitStateUnknownError(instant_time, action, self.storage.uri(path), exc) from check
             if not landed:
                 raise  # not committed: the instant stays pending, for the next writer to roll back
-        return Instant(instant_time, done_action, State.COMPLETED, completion, name)
+        done = Instant(instant_time, done_action, State.COMPLETED, completion, name)
+        if self.observer is not None:
+            self.observer.completed(done, content)
+        return done
 
     def delete_all(self, instant_time: str) -> None:
         """Remove every file of ``instant_time`` in this timeline, whatever its action and state
@@ -103,6 +128,8 @@ class TimelineWriter:
         for name in names:
             if self.storage.exists(self._file(name)):
                 self.storage.delete(self._file(name))
+        if self.observer is not None:
+            self.observer.removed(t)
 
 
 class PendingInstant:

@@ -92,7 +92,7 @@ def rollback(
         "version": 1,
     }
     txn = Transaction.begin(table, ROLLBACK, serialize_instant_metadata("rollback_plan", plan))
-    timeline = TimelineWriter(table.storage, TIMELINE)
+    timeline = table.timeline_writer()
     if instant.is_completed:
         PendingInstant.revert(timeline, instant)
     deleted: dict[str, list[str]] = defaultdict(list)

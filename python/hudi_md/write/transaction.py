@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from hudi_md.errors import InvalidOptionError, TableNotFoundError
@@ -31,13 +31,14 @@ from hudi_md.metadata.lifecycle import initialize_partitions
 from hudi_md.metadata.reader import load_table_state
 from hudi_md.metadata.records_builder import MdtRecord
 from hudi_md.metadata.writer import MetadataTableWriter
+from hudi_md.metastore.options import metaserver_uri
 from hudi_md.storage import Storage
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig
 from hudi_md.table.layout import table_storage
 from hudi_md.table.state import TableState
 from hudi_md.table.timeline import Instant, Timeline
-from hudi_md.table.timeline_writer import PendingInstant, TimelineWriter, new_instant_time
+from hudi_md.table.timeline_writer import InstantObserver, PendingInstant, TimelineWriter, new_instant_time
 from hudi_md.write.config import FS_LOCK_PATH, WriteConfig, concurrency_settings, with_indexed_columns
 from hudi_md.write.heartbeat import Heartbeat, delete_heartbeat
 from hudi_md.write.lock import LockLostError, TableLock
@@ -86,8 +87,61 @@ class WritableTable:
         # MDT partitions to rebuild from storage once the lock's work is done: a rollback of an
         # instant already compacted into MDT base files can only be undone by a rebuild.
         self.pending_mdt_rebuild: list[str] | None = None
+        # The metastore's record of the timeline (hoodie.metaserver.enabled), made on first use.
+        self._mirror: InstantObserver | None = None
 
     # --- what the table is now ---------------------------------------------------------------------
+
+    def timeline_writer(self) -> TimelineWriter:
+        """The data timeline's writer: every state it writes is also recorded in the metastore
+        when ``hoodie.metaserver.enabled`` is on."""
+        return TimelineWriter(self.storage, TIMELINE, observer=self.metastore_mirror())
+
+    def metastore_mirror(self) -> InstantObserver | None:
+        """The metastore's record of this table's timeline (None without the metastore). A table
+        the metastore does not know yet is registered as ``hoodie.database.name`` (default
+        ``default``) . ``hoodie.table.name``, with the history it has."""
+        if self._mirror is not None or metaserver_uri(self.options) is None:
+            return self._mirror
+        from hudi_md.metastore.client import MetastoreClient  # the metastore extra's dependencies
+        from hudi_md.metastore.mirror import MetastoreMirror, register_table, sync_table
+        from hudi_md.metastore.source import resolve_table
+
+        client = MetastoreClient.from_options(self.options)
+        assert client is not None
+        ref = resolve_table(client, self.storage.uri())
+        if ref is None:
+            config = TableConfig.load(self.storage)
+            ref = register_table(
+                client, self.storage, config, config.database_name or "default", config.table_name, None
+            )
+            sync_table(client, ref, self.timeline(), self.instant_file_reader(), self.requested_actions())
+        self._mirror = MetastoreMirror(client, ref)
+        return self._mirror
+
+    def requested_actions(self) -> dict[str, str]:
+        """The action each instant on the data timeline was requested as (``T.<action>.requested``)."""
+        out = {}
+        for e in self.storage.list(TIMELINE):
+            parts = e.name.split(".")
+            if len(parts) == 3 and parts[2] == "requested":
+                out[parts[0]] = parts[1]
+        return out
+
+    def instant_file_reader(self) -> Callable[[Instant, str], bytes]:
+        """``(instant, state) -> bytes`` of its file on the data timeline (b"" when absent)."""
+        storage = self.storage
+
+        def read(instant: Instant, state: str) -> bytes:
+            t = instant.requested_time
+            if state == "completed":
+                name = instant.file_name or f"{t}_{instant.completion_time}.{instant.action}"
+                return storage.read_bytes(f"{TIMELINE}/{name}")
+            names = [e.name for e in storage.list(TIMELINE) if e.name.startswith(f"{t}.")]
+            wanted = [n for n in names if n.endswith(f".{state}")]
+            return storage.read_bytes(f"{TIMELINE}/{wanted[0]}") if wanted else b""
+
+        return read
 
     def adopt_layout(self, config: TableConfig) -> None:
         """Route data files as the table's storage layout says (a no-op for the default layout)."""
@@ -161,7 +215,7 @@ class Transaction:
         self.instant = instant_time
         self.action = action
         self.lock = lock
-        self._pending = PendingInstant(TimelineWriter(table.storage, TIMELINE), instant_time, action)
+        self._pending = PendingInstant(table.timeline_writer(), instant_time, action)
 
     # --- start ---------------------------------------------------------------------------------------
 
