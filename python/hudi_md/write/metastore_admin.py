@@ -1,0 +1,91 @@
+"""What ``hudi-md metastore register|sync|ls`` do on the client side: register a table path under a
+name (with its history), bring the metastore's timeline of a table up to its storage timeline, and
+list what the metastore holds. In the write layer: it reads a table's timeline as a writer does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hudi_md.errors import MetastoreError
+from hudi_md.metastore.client import MetastoreClient
+from hudi_md.metastore.mirror import register_table, sync_table
+from hudi_md.metastore.source import TableRef, resolve_table
+from hudi_md.table.config import TableConfig
+from hudi_md.write.transaction import WritableTable
+
+
+def _client(options: Mapping[str, Any]) -> MetastoreClient:
+    client = MetastoreClient.from_options(options)
+    if client is None:
+        raise MetastoreError(
+            "no metastore: set hoodie.metaserver.enabled=true and hoodie.metaserver.uris", "invalid"
+        )
+    return client
+
+
+def register(
+    path: str,
+    db: str,
+    name: str,
+    options: Mapping[str, Any],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[TableRef, dict[str, int]]:
+    """Register the Hudi table at ``path`` as ``db.name`` and record its timeline."""
+    client = _client(options)
+    table = WritableTable(path, {k: v for k, v in options.items()})
+    state = table.state({"hoodie.metadata.enable": "false"})
+    config = TableConfig.load(table.storage)
+    ref = register_table(client, table.storage, config, db, name, state.schema)
+    done = sync_table(
+        client,
+        ref,
+        table.timeline(),
+        table.instant_file_reader(),
+        table.requested_actions(),
+        progress=progress,
+    )
+    return ref, done
+
+
+def sync(
+    path_or_name: str, options: Mapping[str, Any], *, progress: Callable[[int, int], None] | None = None
+) -> tuple[TableRef, dict[str, int]]:
+    """Bring the metastore's timeline of a registered table (by path or ``db.table``) up to its
+    storage timeline."""
+    client = _client(options)
+    ref = resolve_table(client, path_or_name)
+    if ref is None:
+        raise MetastoreError(f"{path_or_name} is not registered (hudi-md metastore register)", "not_found")
+    table = WritableTable(ref.location, {k: v for k, v in options.items()})
+    done = sync_table(
+        client,
+        ref,
+        table.timeline(),
+        table.instant_file_reader(),
+        table.requested_actions(),
+        progress=progress,
+    )
+    return ref, done
+
+
+def listing(options: Mapping[str, Any], db: str | None = None) -> list[dict[str, Any]]:
+    """The databases, or a database's tables with their snapshot status."""
+    client = _client(options)
+    if db is None:
+        return [{"database": d.name, "location": d.location} for d in client.databases()]
+    out = []
+    for t in client.tables(db):
+        status = client.snapshot_status(db, t.name)
+        out.append(
+            {
+                "table": f"{t.db}.{t.name}",
+                "location": t.location,
+                "type": t.table_type,
+                "synced_instant": status.synced_instant,
+                "snapshot": status.status,
+                "pending": len(status.pending),
+            }
+        )
+    return out
