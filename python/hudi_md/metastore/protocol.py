@@ -184,6 +184,9 @@ class Partition(BaseModel):
     created_instant: str
     updated_instant: str
     dropped: bool = False
+    # dropped, and its files not yet deleted from storage: run a delete_partition replacecommit
+    # and a clean (the snapshot sync clears this once no live file is left)
+    clean_pending: bool = False
 
 
 # --- snapshot service ---------------------------------------------------------------------------------
