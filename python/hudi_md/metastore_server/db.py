@@ -1,0 +1,107 @@
+"""The database under the metastore: engines for SQLite (the embedded default) and PostgreSQL,
+transactions, and the Alembic migrations the server runs at start.
+
+Every piece of state is in the database, so any number of server processes can share one. What
+must not interleave is serialized by the database itself:
+
+* PostgreSQL: row locks (``SELECT ... FOR UPDATE`` on the table's ``tbl`` row) around instant
+  completion and snapshot sync, compare-and-set updates for instant times;
+* SQLite: write transactions start with ``BEGIN IMMEDIATE`` (one writer at a time, others wait
+  up to the busy timeout instead of failing when a read transaction upgrades), in WAL mode so
+  readers never wait for the writer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+DB_ENV = "HUDI_MD_METASTORE_DB"
+# Write transactions ask SQLite for the write lock up front (see the module docstring).
+_WRITE = "hudi_md_write"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+# Serializes concurrent migrations on PostgreSQL (two servers starting at once).
+_MIGRATION_LOCK_KEY = 0x4D455441  # "META"
+
+
+def default_url() -> str:
+    """``$HUDI_MD_METASTORE_DB``, else a SQLite file in ``~/.hudi-md/``."""
+    env = os.environ.get(DB_ENV)
+    if env:
+        return env
+    path = Path.home() / ".hudi-md" / "metastore.db"
+    return f"sqlite:///{path}"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``), set up for
+    several processes sharing the database."""
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database in ("", ":memory:"):
+            raise ValueError("the metastore needs a SQLite file (sqlite:///path), not an in-memory database")
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(
+            parsed.set(database=str(Path(database).expanduser())),
+            connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        )
+        _sqlite_events(engine)
+        return engine
+    return sa.create_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=10)
+
+
+def _sqlite_events(engine: Engine) -> None:
+    @sa.event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        # The driver's own transaction handling would BEGIN lazily (DEFERRED) behind our back;
+        # with it off, the "begin" event below decides how each transaction starts.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
+
+
+def is_postgres(conn: Connection | Engine) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
+@contextmanager
+def read_tx(engine: Engine) -> Iterator[Connection]:
+    """A read transaction (one consistent snapshot on both databases)."""
+    with engine.begin() as conn:
+        yield conn
+
+
+@contextmanager
+def write_tx(engine: Engine) -> Iterator[Connection]:
+    """A write transaction: committed when the block ends, rolled back on an exception."""
+    with engine.execution_options(**{_WRITE: True}).begin() as conn:
+        yield conn
+
+
+def migrate(engine: Engine) -> None:
+    """``alembic upgrade head`` on ``engine``'s database (safe to run from several processes at
+    once: the migration's transaction holds the database's write lock / an advisory lock)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    with engine.execution_options(**{_WRITE: True}).connect() as conn:
+        cfg.attributes["connection"] = conn
+        cfg.attributes["lock_key"] = _MIGRATION_LOCK_KEY
+        command.upgrade(cfg, "head")
