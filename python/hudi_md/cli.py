@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hudi_md.errors import HudiMdError
+from hudi_md.metastore_server.cli import metastore as metastore_group
 
 if TYPE_CHECKING:
     from hudi_md.metadata.reader import MetadataTable
@@ -646,6 +647,8 @@ def restore_cmd(path: str, instant: str, options: tuple[str, ...]) -> None:
     done = _writer(path, options).restore(instant)
     click.echo(f"restored to {instant}: {len(done)} rollbacks")
 
+
+main.add_command(metastore_group, "metastore")
 
 if __name__ == "__main__":  # pragma: no cover
     main()
