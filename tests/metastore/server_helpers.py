@@ -266,3 +266,89 @@ def token_for(db_url: str) -> str:
         check=True,
     )
     return out.stdout.strip()
+
+
+# --- a hudi-md table's timeline, fed to the server ------------------------------------------------------
+
+
+def timeline_files(table_path: str) -> dict[str, dict[str, str]]:
+    """``requested time -> {"requested" | "inflight" | "completed": file name}`` of a table's
+    layout-2 timeline on storage."""
+    from hudi_md.storage import Storage
+
+    out: dict[str, dict[str, str]] = {}
+    for e in Storage(table_path).list(".hoodie/timeline"):
+        if e.is_dir or e.name.startswith("."):
+            continue
+        head, _, _rest = e.name.partition(".")
+        ts, _, completion = head.partition("_")
+        if not ts.isdigit():
+            continue
+        kind = "completed" if completion else e.name.rsplit(".", 1)[-1]
+        if kind in ("requested", "inflight", "completed"):
+            out.setdefault(ts, {})[kind] = e.name
+    return out
+
+
+def feed_timeline(api: Api, route: str, table_path: str, fed: set[str]) -> list[str]:
+    """Tell the server every completed instant of the table it has not been told yet, in
+    completion order (each created, made inflight and completed with its files' bytes), then
+    remove those storage no longer has (rolled back), as hudi-md's timeline mirror does. Returns
+    the instants fed."""
+    from hudi_md.storage import Storage
+
+    storage = Storage(table_path)
+    files = timeline_files(table_path)
+    done = []
+    completed = [
+        (names["completed"].split(".")[0].split("_")[1], ts)
+        for ts, names in files.items()
+        if "completed" in names
+    ]
+    for completion, ts in sorted(completed):
+        if ts in fed:
+            continue
+        names = files[ts]
+        requested = names.get("requested")
+        action = requested.split(".")[1] if requested else names["completed"].split(".")[1]
+
+        def read(kind: str, names: dict[str, str] = names) -> bytes:
+            name = names.get(kind)
+            return storage.read_bytes(f".hoodie/timeline/{name}") if name else b""
+
+        api.ok(
+            api.post(
+                f"{route}/instants",
+                {"requested_time": ts, "action": action, "metadata_b64": b64(read("requested"))},
+            ),
+            201,
+        )
+        api.ok(
+            api.post(
+                f"{route}/instants/{ts}/transition",
+                {
+                    "action": action,
+                    "from_state": "requested",
+                    "to_state": "inflight",
+                    "metadata_b64": b64(read("inflight")),
+                },
+            )
+        )
+        api.ok(
+            api.post(
+                f"{route}/instants/{ts}/transition",
+                {
+                    "action": action,
+                    "from_state": "inflight",
+                    "to_state": "completed",
+                    "metadata_b64": b64(read("completed")),
+                    "completion_time": completion,
+                },
+            )
+        )
+        fed.add(ts)
+        done.append(ts)
+    for ts in sorted(fed - set(files)):
+        assert api.delete(f"{route}/instants/{ts}").status_code == 204
+        fed.discard(ts)
+    return done

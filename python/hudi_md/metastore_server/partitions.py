@@ -18,7 +18,7 @@ or rollback has left the partition without live files.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -261,3 +261,24 @@ def drop_partition(conn: Connection, table: TableRow, path: str) -> P.Partition:
         set_param(conn, row.part_id, table.tbl_id, CLEAN_PENDING, "true")
         set_param(conn, row.part_id, table.tbl_id, DROPPED_TIME, t.isoformat())
     return get_partition(conn, table, path, include_dropped=True)
+
+
+def remove_empty_partitions(conn: Connection, tbl_id: int, instants: Iterable[str]) -> None:
+    """Partitions an undone instant created that have no live file left are gone (a rollback
+    deletes such a partition's directory, and the MDT never lists it again)."""
+    p, f = S.partitions.c, S.files.c
+    live = sa.select(f.id).where(f.part_id == p.part_id, f.is_deleted == sa.false()).exists()
+    empty = (
+        conn.execute(
+            sa.select(p.part_id).where(
+                p.tbl_id == tbl_id, p.created_instant.in_(sorted(instants)), sa.not_(live)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    for i in range(0, len(empty), 500):
+        chunk = empty[i : i + 500]
+        for table in (S.files, S.partition_key_val, S.partition_params):
+            conn.execute(table.delete().where(table.c.part_id.in_(chunk)))
+        conn.execute(S.partitions.delete().where(p.part_id.in_(chunk)))

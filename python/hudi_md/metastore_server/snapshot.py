@@ -42,7 +42,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from hudi_md.formats.commit_metadata import CommitMetadata, parse_instant_metadata
+from hudi_md.formats.commit_metadata import CommitMetadata, parse_instant_metadata, rolled_back_instants
 from hudi_md.metastore import protocol as P
 from hudi_md.metastore_server import schema as S
 from hudi_md.metastore_server.catalog import (
@@ -56,7 +56,7 @@ from hudi_md.metastore_server.catalog import (
 )
 from hudi_md.metastore_server.db import is_postgres, read_tx, write_tx
 from hudi_md.metastore_server.errors import invalid
-from hudi_md.metastore_server.partitions import CLEAN_PENDING, key_values, set_param
+from hudi_md.metastore_server.partitions import CLEAN_PENDING, key_values, remove_empty_partitions, set_param
 from hudi_md.metastore_server.timeline import COMPLETED, completed_action, instant_rows
 from hudi_md.table.filenames import parse_data_file
 from hudi_md.table.fs_view import FileSlice, FileSystemView
@@ -106,12 +106,13 @@ class Changes:
     replaced: dict[str, list[str]]  # partition -> file ids
     written: set[str]  # partitions the instant wrote into (created or revived)
     partitions_deleted: set[str]
+    rolled_back: set[str]  # instants a rollback or restore undid
     schema: str | None = None
 
 
 def changes_of(action: str, meta: Mapping[str, Any], name: str) -> Changes:
     """``action`` is the completed action (a compaction completes as a commit)."""
-    ch = Changes({}, {}, {}, set(), set())
+    ch = Changes({}, {}, {}, set(), set(), set())
     if action in WRITE_ACTIONS:
         commit = CommitMetadata(meta, name)
         ch.added = {p: files for p, files in commit.files_added().items() if files}
@@ -135,6 +136,7 @@ def changes_of(action: str, meta: Mapping[str, Any], name: str) -> Changes:
 
 
 def _rollback_changes(meta: Mapping[str, Any], ch: Changes) -> None:
+    ch.rolled_back.update(rolled_back_instants(meta))
     for p, pm in (meta.get("partitionMetadata") or {}).items():
         pm = pm or {}
         names = {posixpath.basename(f) for f in pm.get("successDeleteFiles") or ()}
@@ -356,6 +358,8 @@ def _apply_changes(conn: Connection, table: TableRow, version: int, ts: str, ch:
             )
             set_param(conn, known[name].part_id, tid, CLEAN_PENDING, None)
     _settle_dropped(conn, tid, [known[n].part_id for n in touched if n in known])
+    if ch.rolled_back:
+        remove_empty_partitions(conn, tid, ch.rolled_back)
     if ch.schema and ch.schema != table.schema_json:
         _new_schema(conn, table, version, ch.schema)
 

@@ -44,6 +44,7 @@ from hudi_md.metastore_server import schema as S
 from hudi_md.metastore_server.catalog import TableRow, find_table, lock_table, now, table_params
 from hudi_md.metastore_server.db import write_tx
 from hudi_md.metastore_server.errors import ApiError, conflict, exists, invalid, not_found
+from hudi_md.metastore_server.partitions import remove_empty_partitions
 from hudi_md.metastore_server.validation import check_instant_time
 from hudi_md.table.config import TIMELINE_TIMEZONE
 from hudi_md.table.timeline import (
@@ -286,6 +287,7 @@ def delete_instant(conn: Connection, table: TableRow, ts: str) -> None:
             .where(f.tbl_id == table.tbl_id, f.instant == ts, f.is_deleted == sa.false())
             .values(is_deleted=True, deleted_instant=ts, update_time=now())
         )
+        remove_empty_partitions(conn, table.tbl_id, [ts])
     v = S.tbl_version.c
     conn.execute(S.tbl_version.update().where(v.instant_id == row.instant_id).values(instant_id=None))
     m = S.instant_meta.c
