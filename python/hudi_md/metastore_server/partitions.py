@@ -98,8 +98,9 @@ def key_values(
 
 
 class _Compiler:
-    def __init__(self, table: TableRow) -> None:
+    def __init__(self, table: TableRow, collation: str | None) -> None:
         self.numeric = table.numeric_columns()
+        self.collation = collation
         self.nodes = 0
         self.part = S.partitions
 
@@ -167,11 +168,17 @@ class _Compiler:
         if n is not None:
             return self.has(column, lambda kv: compare(kv.c.part_key_num, n))  # type: ignore[arg-type]
         text = as_text(f.value)
-        return self.has(column, lambda kv: compare(kv.c.part_key_val, text))  # type: ignore[arg-type]
+        if f.op in ("eq", "ne") or self.collation is None:
+            return self.has(column, lambda kv: compare(kv.c.part_key_val, text))  # type: ignore[arg-type]
+        # Text orders by code point, as Spark and Hudi compare strings, whatever the database's
+        # default collation.
+        return self.has(column, lambda kv: compare(kv.c.part_key_val.collate(self.collation), text))  # type: ignore[arg-type]
 
 
-def compile_filter(table: TableRow, f: P.Filter) -> sa.ColumnElement[bool]:
-    return _Compiler(table).compile(f)
+def compile_filter(table: TableRow, f: P.Filter, dialect: str = "sqlite") -> sa.ColumnElement[bool]:
+    """``f`` as a boolean SQL expression over ``partitions`` (SQLite compares text by code point
+    already; PostgreSQL is told to, with ``COLLATE "C"``)."""
+    return _Compiler(table, "C" if dialect == "postgresql" else None).compile(f)
 
 
 def _partitions_select(table: TableRow) -> sa.Select[Any]:
@@ -227,7 +234,7 @@ def prune(conn: Connection, table: TableRow, query: P.PartitionQuery) -> list[P.
     if not query.include_dropped:
         stmt = stmt.where(S.partitions.c.is_deleted == sa.false())
     if query.filter is not None:
-        stmt = stmt.where(compile_filter(table, query.filter))
+        stmt = stmt.where(compile_filter(table, query.filter, conn.dialect.name))
     return _collect(table, conn.execute(stmt))
 
 
