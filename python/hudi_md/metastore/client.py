@@ -8,6 +8,7 @@ every request; it never appears in a message.
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -20,6 +21,8 @@ from hudi_md.metastore.options import METASERVER_TOKEN, metaserver_uri
 
 M = TypeVar("M", bound=BaseModel)
 DEFAULT_TIMEOUT_S = 30.0
+_SHARED: dict[tuple[str, str | None], MetastoreClient] = {}
+_SHARED_LOCK = threading.Lock()
 
 
 class MetastoreClient:
@@ -43,11 +46,18 @@ class MetastoreClient:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> MetastoreClient | None:
+        """The process's client of the server the options name (one connection pool per server and
+        token), None when the metastore is not on."""
         uri = metaserver_uri(options)
         if uri is None:
             return None
         token = options.get(METASERVER_TOKEN)
-        return cls(uri, str(token) if token else None)
+        key = (uri, str(token) if token else None)
+        with _SHARED_LOCK:
+            client = _SHARED.get(key)
+            if client is None:
+                client = _SHARED[key] = cls(*key)
+        return client
 
     def close(self) -> None:
         self._http.close()

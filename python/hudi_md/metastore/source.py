@@ -60,6 +60,17 @@ def resolve_table(client: MetastoreClient, name_or_location: str) -> TableRef | 
         return TableRef(t.db, t.name, t.location)
     found = client.tables_at(name_or_location.rstrip("/"))
     if not found:
+        # Spark's data source qualifies a name it was given as a path (file:/<cwd>/db.table)
+        base = name_or_location.rstrip("/").rsplit("/", 1)[-1]
+        db, dot, table = base.partition(".")
+        if dot and P.NAME_RE.match(db) and P.NAME_RE.match(table):
+            try:
+                t = client.table(db, table)
+            except MetastoreError as e:
+                if e.code != P.ErrorCode.not_found.value:
+                    raise
+                return None
+            return TableRef(t.db, t.name, t.location)
         return None
     if len(found) > 1:
         names = ", ".join(f"{t.db}.{t.name}" for t in found)
