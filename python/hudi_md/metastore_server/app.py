@@ -107,13 +107,10 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(500, P.ErrorCode.internal, f"internal error: {type(exc).__name__}")
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimit:
     """Refuses request bodies over ``limit`` bytes with 413: by ``Content-Length`` before reading,
-    and by counting what arrives for bodies without one (chunked)."""
+    and by counting what arrives (chunked bodies): the body is read here, up to the limit, and
+    handed to the app whole (a failure raised inside the app's own read would become its 400)."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app = app
@@ -134,29 +131,30 @@ class BodyLimit:
                 if declared > self.limit or declared < 0:
                     await self._refuse(send)
                     return
+        parts: list[bytes] = []
         seen = 0
-        started = False
-
-        async def counted() -> Any:
-            nonlocal seen
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge
-            return message
-
-        async def watch(message: Any) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watch)
-        except _TooLarge:
-            if not started:
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.limit:
                 await self._refuse(send)
+                return
+            parts.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(parts), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     async def _refuse(self, send: Any) -> None:
         body = json.dumps(
