@@ -14,6 +14,7 @@ must not interleave is serialized by the database itself:
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +29,8 @@ _WRITE = "hudi_md_write"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Serializes concurrent migrations on PostgreSQL (two servers starting at once).
 _MIGRATION_LOCK_KEY = 0x4D455441  # "META"
+# Alembic's `context` is one module-level proxy: one migration per process at a time.
+_migrating = threading.Lock()
 
 
 def default_url() -> str:
@@ -101,7 +104,7 @@ def migrate(engine: Engine) -> None:
 
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
-    with engine.execution_options(**{_WRITE: True}).connect() as conn:
+    with _migrating, engine.execution_options(**{_WRITE: True}).connect() as conn:
         cfg.attributes["connection"] = conn
         cfg.attributes["lock_key"] = _MIGRATION_LOCK_KEY
         command.upgrade(cfg, "head")
