@@ -171,6 +171,7 @@ def columns_to_index(
     max_columns: int = DEFAULT_MAX_COLUMNS_TO_INDEX,
     meta_fields: bool = True,
     record_type: str = "AVRO",
+    missing_ok: bool = False,
 ) -> list[str]:
     """Columns Hudi 1.x indexes in ``column_stats`` (``HoodieTableMetadataUtil.getColumnsToIndex``).
 
@@ -179,7 +180,9 @@ def columns_to_index(
     ``column_list`` (``hoodie.metadata.index.column.stats.column.list``; dotted names reach into
     structs) or the first ``max_columns`` top-level non-meta columns, keeping only supported types:
     no structs, lists or maps, no decimals wider than decimal(30, 15)'s range, and with
-    ``record_type="SPARK"`` also no binary or fixed (hence no decimal) columns.
+    ``record_type="SPARK"`` also no binary or fixed (hence no decimal) columns. A listed column
+    the schema lacks is an error, or, with ``missing_ok`` (a list the table's ``index.json``
+    names, which may outlive a column), skipped.
     """
     out: dict[str, None] = {}
     if meta_fields:
@@ -187,6 +190,8 @@ def columns_to_index(
     if column_list:
         for name in column_list:
             if name in _ALWAYS_INDEXED_META:
+                continue
+            if missing_ok and schema.get_field_index(name.split(".")[0]) < 0:
                 continue
             if _is_supported(_field_type(schema, name), record_type):
                 out.setdefault(name, None)

@@ -372,6 +372,7 @@ def _columns_to_index(schema: pa.Schema, write_config: IndexOptions | None) -> l
         schema,
         column_list=getattr(write_config, "column_stats_columns", None),
         max_columns=getattr(write_config, "column_stats_max_columns", DEFAULT_MAX_COLUMNS_TO_INDEX),
+        missing_ok=getattr(write_config, "column_list_from_table", False),
     )
 
 

@@ -165,7 +165,7 @@ def _clean_records(
         # Being built by an indexer, so not readable: delete every indexed column's entry of the
         # files (a delete of an entry never written is a no-op when merged).
         types = {f.name: f.type for f in state.schema}
-        columns = columns_to_index(state.schema, column_list=indexed_columns(state.storage))
+        columns = columns_to_index(state.schema, column_list=indexed_columns(state.storage), missing_ok=True)
         for p, names in deleted.items():
             for n in names:
                 for col in columns:

@@ -104,7 +104,11 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
     avro_with_meta = json.dumps(with_meta_fields(json.loads(avro_schema)), separators=(",", ":"))
     # the columns every writer indexes (index.json's, else Hudi's first 32)
     indexed = indexed_columns(table.storage)
-    index_columns = columns_to_index(schema, column_list=indexed) if state.config.metadata_partitions else []
+    index_columns = (
+        columns_to_index(schema, column_list=indexed, missing_ok=True)
+        if state.config.metadata_partitions
+        else []
+    )
     ctx = WriteContext(
         base_uri=table.uri,
         storage_options=table.storage_options,

@@ -200,6 +200,9 @@ class WriteConfig:
     keep_max_commits: int
     options: Mapping[str, str]
     concurrency: Concurrency = field(default_factory=Concurrency)
+    # column_stats_columns came from the table's index.json, not the options: a name the writer's
+    # schema lacks (a dropped column) is skipped, not refused
+    column_list_from_table: bool = False
 
     @property
     def is_mor(self) -> bool:
@@ -381,4 +384,4 @@ def with_indexed_columns(cfg: WriteConfig, storage: Storage) -> WriteConfig:
     if cfg.column_stats_columns is not None:
         return cfg
     named = indexed_columns(storage)
-    return dataclasses.replace(cfg, column_stats_columns=named) if named else cfg
+    return dataclasses.replace(cfg, column_stats_columns=named, column_list_from_table=True) if named else cfg

@@ -236,7 +236,10 @@ def index_columns(cfg: WriteConfig, config: TableConfig, avro_schema: str) -> li
         return []
     schema = avro_schema_to_arrow(avro_schema)
     return columns_to_index(
-        schema, column_list=cfg.column_stats_columns, max_columns=cfg.column_stats_max_columns
+        schema,
+        column_list=cfg.column_stats_columns,
+        max_columns=cfg.column_stats_max_columns,
+        missing_ok=cfg.column_list_from_table,
     )
 
 
