@@ -38,15 +38,18 @@ def pg_databases(postgres_server: Postgres) -> Iterator[PgDatabases | None]:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh, empty metastore database: a SQLite file, or a new PostgreSQL database (the cluster
-    is started only when a PostgreSQL case runs)."""
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty metastore database: a SQLite file, or a new PostgreSQL database, dropped
+    after the test (the cluster is started only when a PostgreSQL case runs)."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'metastore.db'}"
+        yield f"sqlite:///{tmp_path / 'metastore.db'}"
+        return
     databases: PgDatabases | None = request.getfixturevalue("pg_databases")
     if databases is None:
         pytest.skip(f"PostgreSQL is not available: {request.getfixturevalue('postgres_server').reason}")
-    return databases.create()
+    url = databases.create()
+    yield url
+    databases.drop(url)
 
 
 @pytest.fixture

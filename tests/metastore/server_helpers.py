@@ -50,6 +50,15 @@ class PgDatabases:
         self.made.append(name)
         return str(sa.make_url(self.admin_url).set(database=name).render_as_string(hide_password=False))
 
+    def drop(self, url: str) -> None:
+        name = sa.make_url(url).database
+        engine = sa.create_engine(self.admin_url, isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        engine.dispose()
+        if name in self.made:
+            self.made.remove(name)
+
     def drop_all(self) -> None:
         engine = sa.create_engine(self.admin_url, isolation_level="AUTOCOMMIT")
         with engine.connect() as conn:
