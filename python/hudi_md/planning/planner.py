@@ -214,6 +214,12 @@ def prune_by_record_index(
     return [s for s in slices if (s.partition_path, s.file_id) in wanted]
 
 
+def _on_partition_values_only(expr: Expression, scheme: PartitionScheme) -> bool:
+    """Whether ``expr`` tests only the columns of an identity partitioning (whose values the
+    partition paths hold exactly)."""
+    return scheme.is_identity and set(referenced_columns(expr)) <= set(scheme.fields)
+
+
 def plan_scan(
     table: TableState,
     expr: Expression | None,
@@ -236,6 +242,9 @@ def plan_scan(
     if expr is not None and schema is not None:
         partitions = prune_partitions(partitions, expr, table.partition_scheme, schema)
         counters["partitions_after_partition_pruning"] = len(partitions)
+        if _on_partition_values_only(expr, table.partition_scheme):
+            # partition pruning was exact: no index can prune more (and the MDT is not opened)
+            use_indexes = False
         if use_indexes and as_of is None:
             # partition_stats may be recomputed from the latest slices: not valid for time travel.
             partitions = prune_by_partition_stats(table, partitions, expr, schema)

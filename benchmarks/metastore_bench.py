@@ -1,0 +1,247 @@
+"""Metastore benchmark (issue 15): planning through the metastore server against planning through the
+table's own MDT, and a load test of the server.
+
+    .venv/bin/python benchmarks/metastore_bench.py --partitions 1000 --partitions 10000 [--db URL]
+        [--clients 4] [--load-seconds 20]
+
+For each size a table of N partitions (``dt=p00000`` ..., five rows each, one file per partition)
+is written with ``hudi_md.write`` while a ``hudi-md metastore serve`` process (SQLite by default,
+or ``--db postgresql+psycopg://...``) records it. Then the query ``dt = 'p00042'`` is planned (the
+file slices and counters only: the reading is the same for both) through the server and through
+the MDT: "cold" on a newly opened table each time, "warm" repeated on one opened table (median of
+``--repeats``), with the requests each made (HTTP requests to the server; storage requests).
+The load test runs ``--clients`` processes planning random one-partition queries through the
+server for ``--load-seconds`` and reports throughput, p50/p99 latency and errors. Figures are
+ratios between the two planners in the same run. Results are appended to
+benchmarks/results/metastore_bench.jsonl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+import hudi_md
+from hudi_md.metastore.client import MetastoreClient
+
+REPO = Path(__file__).resolve().parents[1]
+HUDI_MD = Path(sys.executable).with_name("hudi-md")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(db: str, log: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+    import httpx
+
+    token = subprocess.run(
+        [str(HUDI_MD), "metastore", "token", "create", "--db", db], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    port = _free_port()
+    out = open(log, "wb")  # noqa: SIM115 - the server's log, for as long as it runs
+    proc = subprocess.Popen(
+        [str(HUDI_MD), "metastore", "serve", "--db", db, "--port", str(port), "--log-level", "warning"],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            if httpx.get(f"{url}/openapi.json", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    ms = {
+        "hoodie.metaserver.enabled": "true",
+        "hoodie.metaserver.uris": url,
+        "hoodie.metaserver.token": token,
+    }
+    return proc, ms
+
+
+def build_table(path: str, partitions: int, ms: dict[str, str]) -> float:
+    rows_per = 5
+    n = partitions * rows_per
+    data = pa.table(
+        {
+            "id": [f"k{i:08d}" for i in range(n)],
+            "dt": [f"p{i // rows_per:05d}" for i in range(n)],
+            "v": list(range(n)),
+        }
+    )
+    start = time.perf_counter()
+    hudi_md.write(
+        data,
+        path,
+        operation="bulk_insert",
+        options={
+            "hoodie.table.name": "bench",
+            "hoodie.database.name": "bench",
+            "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+            "hoodie.datasource.write.precombine.field": "v",
+            **ms,
+        },
+    )
+    return time.perf_counter() - start
+
+
+def wait_synced(ms: dict[str, str], timeout_s: float = 3600) -> float:
+    client = MetastoreClient.from_options(ms)
+    assert client is not None
+    start = time.perf_counter()
+    while True:
+        status = client.snapshot_status("bench", "bench")
+        if status.status == "synced" and not status.pending and status.synced_instant:
+            return time.perf_counter() - start
+        if time.perf_counter() - start > timeout_s:
+            raise TimeoutError(status)
+        time.sleep(0.2)
+
+
+def plan_once(path: str, options: dict[str, str], where: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    client = MetastoreClient.from_options(options) if options else None
+    http_before = client.requests if client is not None else 0
+    start = time.perf_counter()
+    table = hudi_md.open_table(path, options)
+    plan = table.plan(where)
+    elapsed = time.perf_counter() - start
+    return {
+        "s": elapsed,
+        "slices": len(plan.slices),
+        "http_requests": (client.requests - http_before) if client is not None else 0,
+        "storage_requests": table.storage_stats()["requests"],
+        "counters": plan.counters,
+    }
+
+
+def warm(path: str, options: dict[str, str], where: list[tuple[str, str, Any]], repeats: int) -> float:
+    table = hudi_md.open_table(path, options)
+    table.plan(where)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        table.plan(where)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _load_worker(args: tuple[str, dict[str, str], int, float, int]) -> dict[str, Any]:
+    name, ms, partitions, seconds, seed = args
+    rng = random.Random(seed)
+    latencies, errors = [], 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        where = [("dt", "=", f"p{rng.randrange(partitions):05d}")]
+        start = time.perf_counter()
+        try:
+            plan = hudi_md.open_table(name, ms).plan(where)
+            assert len(plan.slices) == 1
+        except Exception:  # counted, the load test reports them
+            errors += 1
+            continue
+        latencies.append(time.perf_counter() - start)
+    return {"latencies": latencies, "errors": errors}
+
+
+def load_test(ms: dict[str, str], partitions: int, clients: int, seconds: float) -> dict[str, Any]:
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(clients) as pool:
+        results = pool.map(
+            _load_worker, [("bench.bench", ms, partitions, seconds, i) for i in range(clients)]
+        )
+    lat = sorted(x for r in results for x in r["latencies"])
+    q = statistics.quantiles(lat, n=100) if len(lat) >= 2 else [float("nan")] * 99
+    return {
+        "clients": clients,
+        "seconds": seconds,
+        "plans": len(lat),
+        "plans_per_s": round(len(lat) / seconds, 1),
+        "p50_ms": round(q[49] * 1000, 1),
+        "p99_ms": round(q[98] * 1000, 1),
+        "errors": sum(r["errors"] for r in results),
+    }
+
+
+def run(partitions: int, db: str | None, clients: int, load_seconds: float, repeats: int) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="hudi-md-ms-bench-"))
+    try:
+        db_url = db or f"sqlite:///{root / 'metastore.db'}"
+        proc, ms = start_server(db_url, root / "server.log")
+        try:
+            path = str(root / "t")
+            build_s = build_table(path, partitions, ms)
+            sync_s = wait_synced(ms)
+            where = [("dt", "=", "p00042")]
+            via_server = [plan_once(path, ms, where) for _ in range(repeats)]
+            via_mdt = [plan_once(path, {}, where) for _ in range(repeats)]
+            assert via_server[0]["slices"] == via_mdt[0]["slices"] == 1
+            result = {
+                "partitions": partitions,
+                "db": db_url.split(":", 1)[0],
+                "build_s": round(build_s, 1),
+                "snapshot_sync_s": round(sync_s, 1),
+                "server_cold_s": round(statistics.median(r["s"] for r in via_server), 4),
+                "mdt_cold_s": round(statistics.median(r["s"] for r in via_mdt), 4),
+                "server_warm_s": round(warm(path, ms, where, repeats), 4),
+                "mdt_warm_s": round(warm(path, {}, where, repeats), 4),
+                "server_http_requests": via_server[0]["http_requests"],
+                "server_storage_requests": via_server[0]["storage_requests"],
+                "mdt_storage_requests": via_mdt[0]["storage_requests"],
+                "server_counters": via_server[0]["counters"],
+            }
+            result["cold_ratio_server_over_mdt"] = round(result["server_cold_s"] / result["mdt_cold_s"], 3)
+            result["warm_ratio_server_over_mdt"] = round(result["server_warm_s"] / result["mdt_warm_s"], 3)
+            if clients:
+                result["load"] = load_test(ms, partitions, clients, load_seconds)
+            return result
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--partitions", type=int, action="append", default=None)
+    ap.add_argument("--db", default=None, help="the metastore's database URL (default: a SQLite file)")
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--load-seconds", type=float, default=20.0)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO)
+    out = REPO / "benchmarks" / "results"
+    out.mkdir(exist_ok=True)
+    for n in args.partitions or [1000, 10000]:
+        result = {
+            "commit": commit.stdout.strip(),
+            "cores": os.cpu_count(),
+            "load_before": os.getloadavg(),
+            **run(n, args.db, args.clients, args.load_seconds, args.repeats),
+        }
+        print(json.dumps(result, indent=2), flush=True)
+        with open(out / "metastore_bench.jsonl", "a") as f:
+            f.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()
