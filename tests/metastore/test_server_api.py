@@ -480,3 +480,56 @@ def test_rolled_back_instants_leave(api: Api, state: str) -> None:
     assert [s["file_id"] for s in api.ok(api.post(f"{route}/snapshot/slices", {}))] == ["a"]
     assert [f["name"] for f in api.ok(api.get(f"{route}/snapshot/all-files"))] == [f"a_0-1-0_{t1}.parquet"]
     assert [i["requested_time"] for i in api.ok(api.get(f"{route}/instants"))] == [t1]
+
+
+def test_racing_transitions_of_one_instant(api: Api) -> None:
+    """Many requests moving one instant requested → inflight at once (other metadata each): one
+    moves it, the others get 409 conflict, never a 500."""
+    import threading
+
+    route = api.table()
+    ts = api.instant_time(route)
+    api.ok(api.post(f"{route}/instants", {"requested_time": ts, "action": "commit"}), 201)
+    statuses: list[int] = []
+    barrier = threading.Barrier(6)
+
+    def move(i: int) -> None:
+        body = {
+            "action": "commit",
+            "from_state": "requested",
+            "to_state": "inflight",
+            "metadata_b64": b64(bytes([i])),
+        }
+        barrier.wait()
+        statuses.append(api.post(f"{route}/instants/{ts}/transition", body).status_code)
+
+    threads = [threading.Thread(target=move, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [200] + [409] * 5, statuses
+    assert len(api.get(f"{route}/instants/{ts}/metadata", params={"state": "inflight"}).content) == 1
+
+
+def test_a_dropped_partition_has_no_slices(api: Api) -> None:
+    route = api.table()
+    ts = api.instant_time(route)
+    api.ok(api.commit(route, ts, commit_meta(ts, {"city=sf": [("a", 1)], "city=la": [("b", 1)]})))
+    api.ok(api.delete(f"{route}/partitions/city=sf"))
+    got = api.ok(api.post(f"{route}/snapshot/slices", {"partitions": ["city=sf", "city=la"]}))
+    assert [s["partition"] for s in got] == ["city=la"]
+
+
+def test_an_unreadable_pending_plan_reads_no_file_group(api: Api) -> None:
+    route = api.table(table_type="MERGE_ON_READ")
+    c = api.instant_time(route)
+    api.ok(
+        api.post(
+            f"{route}/instants",
+            {"requested_time": c, "action": "compaction", "metadata_b64": b64(b"\x00junk")},
+        ),
+        201,
+    )
+    ts = api.instant_time(route)
+    assert api.commit(route, ts, commit_meta(ts, {"city=sf": [("a", 1)]}), "deltacommit").status_code == 200

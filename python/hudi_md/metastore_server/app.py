@@ -96,6 +96,12 @@ def _install_error_handlers(app: FastAPI) -> None:
         code = _STATUS_CODES.get(exc.status_code, P.ErrorCode.internal)
         return _error(exc.status_code, code, str(exc.detail))
 
+    @app.exception_handler(sa.exc.IntegrityError)
+    async def changed_meanwhile(_request: Request, exc: sa.exc.IntegrityError) -> JSONResponse:
+        # A unique key another request took between our read and our write.
+        log.info("integrity error (a concurrent change): %s", exc)
+        return _error(409, P.ErrorCode.conflict, "the object changed concurrently; read it again and retry")
+
     @app.exception_handler(sa.exc.OperationalError)
     async def database_busy(_request: Request, exc: sa.exc.OperationalError) -> JSONResponse:
         log.warning("database error: %s", exc)

@@ -512,7 +512,7 @@ class DbListing:
         query = (
             sa.select(p.part_name, f.name, f.size)
             .select_from(S.files.join(S.partitions, p.part_id == f.part_id))
-            .where(f.tbl_id == self.table.tbl_id, self._live())
+            .where(f.tbl_id == self.table.tbl_id, p.is_deleted == sa.false(), self._live())
         )
         if names is not None:
             query = query.where(p.part_name.in_(names))

@@ -336,9 +336,14 @@ def transition(conn: Connection, table: TableRow, ts: str, body: P.Transition) -
     if row.expired(now_ms()):
         raise conflict(f"instant {ts}'s heartbeat expired: it is released (treated as a failed write)")
     if body.to_state == "inflight":
-        conn.execute(
-            S.instant.update().where(S.instant.c.instant_id == row.instant_id).values(state=INFLIGHT)
+        # Conditional on the state read above: of two racing transitions one updates the row.
+        moved = conn.execute(
+            S.instant.update()
+            .where(S.instant.c.instant_id == row.instant_id, S.instant.c.state == REQUESTED)
+            .values(state=INFLIGHT)
         )
+        if moved.rowcount != 1:
+            raise conflict(f"instant {ts} changed meanwhile")
         _store_meta(conn, table.tbl_id, ts, row.action, INFLIGHT, data)
         return find_instant(conn, table.tbl_id, ts).model(), False
     return _complete(conn, table, row, data, body.completion_time), True
@@ -431,7 +436,12 @@ def check_conflicts(conn: Connection, table: TableRow, row: InstantRow, meta: di
         )
     ).all()
     for other in pending:
-        plan = parse_instant_metadata(meta_bytes(conn, table.tbl_id, other.ts, REQUESTED) or b"", other.ts)
+        try:
+            plan = parse_instant_metadata(
+                meta_bytes(conn, table.tbl_id, other.ts, REQUESTED) or b"", other.ts
+            )
+        except CommitMetadataError:
+            plan = {}  # an unreadable plan reads no file group (as hudi-md's recovery treats one)
         action = S.ACTION_NAMES[other.action]
         if action == COMPACTION:
             theirs = {fg for fg, _ in compaction_inputs(plan)}
