@@ -164,6 +164,18 @@ class Api:
                 {"action": action, "from_state": "requested", "to_state": "inflight"},
             )
         )
+        return self.commit_transition(route, ts, action, meta, completion_time=completion_time)
+
+    def commit_transition(
+        self,
+        route: str,
+        ts: str,
+        action: str,
+        meta: dict[str, Any] | bytes,
+        *,
+        completion_time: str | None = None,
+    ) -> httpx.Response:
+        """inflight → completed with ``meta``; the response."""
         data = meta if isinstance(meta, bytes) else json.dumps(meta).encode()
         body: dict[str, Any] = {
             "action": action,

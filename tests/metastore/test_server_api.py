@@ -533,3 +533,25 @@ def test_an_unreadable_pending_plan_reads_no_file_group(api: Api) -> None:
     )
     ts = api.instant_time(route)
     assert api.commit(route, ts, commit_meta(ts, {"city=sf": [("a", 1)]}), "deltacommit").status_code == 200
+
+
+def test_a_released_table_service_is_taken_over(api: Api) -> None:
+    """A compaction whose runner died (heartbeat expired) is run by another: moved on, its
+    heartbeat restarts, and it completes; a released write cannot complete."""
+    route = api.table(table_type="MERGE_ON_READ")
+    c = api.instant_time(route)
+    api.ok(
+        api.post(f"{route}/instants", {"requested_time": c, "action": "compaction", "heartbeat_s": 0.3}), 201
+    )
+    time.sleep(0.5)
+    moved = api.ok(
+        api.post(
+            f"{route}/instants/{c}/transition",
+            {"action": "compaction", "from_state": "requested", "to_state": "inflight"},
+        )
+    )
+    assert moved["heartbeat_expires"] > time.time()
+    assert (
+        api.ok(api.commit_transition(route, c, "compaction", {"partitionToWriteStats": {}}))["action"]
+        == "commit"
+    )

@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 import sqlalchemy as sa
@@ -53,7 +53,6 @@ class ServerSettings:
     # (off: syncs happen only when a read finds work pending; the fault tests queue a backlog so).
     background_sync: bool = True
     sync_poll_s: float = 2.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # --- errors -------------------------------------------------------------------------------------------

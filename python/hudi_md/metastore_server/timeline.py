@@ -11,9 +11,12 @@ write-conflict check at completion.
   with the same metadata answers as it did (a client whose answer was lost retries safely).
 * **Heartbeats**: an instant created with ``heartbeat_s`` has ``duration`` (ms) and ``start_ts``
   (the last beat, epoch ms). Past ``start_ts + duration`` the instant is *released*: still listed
-  as pending (with ``heartbeat_expires`` in the past: clients treat it as a failed write and roll it
-  back), no longer completable, beatable or protected from deletion. Without a heartbeat an
-  instant never expires and anyone may delete it (Hudi's writers without OCC roll back any
+  as pending (with ``heartbeat_expires`` in the past: clients treat it as failed), no longer
+  protected from deletion (a live one is: 409), no longer beatable; a released write (commit,
+  deltacommit, replacecommit) can never complete (another writer may be rolling its files back),
+  while a released table service (compaction, clustering, clean, ...) is taken over by whoever
+  moves it on (its heartbeat restarts), as Hudi re-runs a dead runner's plan. Without a heartbeat
+  an instant never expires and anyone may delete it (Hudi's writers without OCC roll back any
   pending write).
 * **Completion** (under the table's row lock, so completions of one table are serialized): the
   metadata must parse; a write (commit, deltacommit, replacecommit) is checked against every write
@@ -333,8 +336,13 @@ def transition(conn: Connection, table: TableRow, ts: str, body: P.Transition) -
         raise conflict(f"instant {ts} is {body.to_state} already, with other metadata")
     if row.state != S.STATE_CODES[body.from_state]:
         raise conflict(f"instant {ts} is {S.STATE_NAMES[row.state]}, not {body.from_state}")
-    if row.expired(now_ms()):
-        raise conflict(f"instant {ts}'s heartbeat expired: it is released (treated as a failed write)")
+    at = now_ms()
+    if row.expired(at):
+        if row.action in WRITE_ACTIONS:
+            # Another writer may be rolling its files back: it can never complete.
+            raise conflict(f"instant {ts}'s heartbeat expired: it is released (treated as a failed write)")
+        # A table service whose runner died: whoever runs the plan now takes it over.
+        conn.execute(S.instant.update().where(S.instant.c.instant_id == row.instant_id).values(start_ts=at))
     if body.to_state == "inflight":
         # Conditional on the state read above: of two racing transitions one updates the row.
         moved = conn.execute(
