@@ -648,6 +648,111 @@ def restore_cmd(path: str, instant: str, options: tuple[str, ...]) -> None:
     click.echo(f"restored to {instant}: {len(done)} rollbacks")
 
 
+# --- the metastore's client side (the server's commands are hudi_md.metastore_server.cli's) ---------
+
+_server = click.option(
+    "--uri", default=None, help="the metastore server (default: hoodie.metaserver.uris of the options)"
+)
+_token = click.option(
+    "--token",
+    default=None,
+    envvar="HUDI_MD_METASTORE_TOKEN",
+    help="write token (or $HUDI_MD_METASTORE_TOKEN)",
+)
+
+
+def _metastore_options(options: tuple[str, ...], uri: str | None, token: str | None) -> dict[str, str]:
+    opts = dict(item.split("=", 1) for item in options if "=" in item)
+    opts["hoodie.metaserver.enabled"] = "true"
+    if uri:
+        opts["hoodie.metaserver.uris"] = uri
+    if token:
+        opts["hoodie.metaserver.token"] = token
+    return opts
+
+
+@metastore_group.command("register")
+@click.argument("path")
+@click.option("--db", "db", required=True, help="the database to register the table in (created if needed)")
+@click.option("--table", "table", required=True, help="the table's name there")
+@_server
+@_token
+@_option
+@click.option("--progress/--no-progress", default=True, help="show a progress bar")
+@_errors
+def metastore_register(
+    path: str,
+    db: str,
+    table: str,
+    uri: str | None,
+    token: str | None,
+    options: tuple[str, ...],
+    progress: bool,
+) -> None:
+    """Register the Hudi table at PATH as DB.TABLE, with its timeline."""
+    from hudi_md.write.metastore_admin import register
+
+    with _progress_bars(progress) as report:
+        ref, done = register(
+            path,
+            db,
+            table,
+            _metastore_options(options, uri, token),
+            progress=lambda n, t: report("timeline", n, t),
+        )
+    click.echo(f"registered {ref.location} as {ref.db}.{ref.table}: {done['created']} instants recorded")
+
+
+@metastore_group.command("sync")
+@click.argument("target")
+@_server
+@_token
+@_option
+@click.option("--progress/--no-progress", default=True, help="show a progress bar")
+@_errors
+def metastore_sync(
+    target: str, uri: str | None, token: str | None, options: tuple[str, ...], progress: bool
+) -> None:
+    """Bring the metastore's timeline of a registered table (TARGET: its path or DB.TABLE) up to the
+    table's own timeline."""
+    from hudi_md.write.metastore_admin import sync
+
+    with _progress_bars(progress) as report:
+        ref, done = sync(
+            target, _metastore_options(options, uri, token), progress=lambda n, t: report("timeline", n, t)
+        )
+    click.echo(
+        f"{ref.db}.{ref.table}: {done['created']} instants recorded, {done['transitioned']} transitions, "
+        f"{done['removed']} removed"
+    )
+
+
+@metastore_group.command("ls")
+@click.argument("db", required=False)
+@_server
+@_token
+@_option
+@_json
+@click.pass_context
+@_errors
+def metastore_ls(
+    ctx: click.Context,
+    db: str | None,
+    uri: str | None,
+    token: str | None,
+    options: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """The metastore's databases, or the tables of DB with their snapshot status."""
+    from hudi_md.write.metastore_admin import listing
+
+    _set_json(ctx, as_json)
+    rows = listing(_metastore_options(options, uri, token), db)
+    _emit(
+        ctx, rows, lambda rs: "\n".join("  ".join(f"{k}={v}" for k, v in r.items()) for r in rs) or "(none)"
+    )
+
+
 main.add_command(metastore_group, "metastore")
 
 if __name__ == "__main__":  # pragma: no cover

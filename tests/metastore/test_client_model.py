@@ -215,3 +215,47 @@ def test_racing_writers_one_wins(metastore: dict[str, str], tmp_path: Path) -> N
     through = hudi_md.open_table(str(path), metastore)
     assert [i.requested_time for i in through.timeline.pending()] == []
     assert _slices(through) == _slices(hudi_md.open_table(str(path)))
+
+
+def test_cli_register_sync_ls(metastore: dict[str, str], tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "t"
+    plain = _options("MERGE_ON_READ")
+    HudiWriter(str(path), plain).write(_rows(range(0, 40), 1), "insert")
+    uri, token = metastore["hoodie.metaserver.uris"], metastore["hoodie.metaserver.token"]
+
+    def cli(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hudi_md.cli", "metastore", *args], capture_output=True, text=True
+        )
+        assert (proc.returncode == 0) == ok, proc.stderr
+        return proc
+
+    refused = cli(
+        "register", str(path), "--db", "lake", "--table", "trips", "--uri", uri, "--no-progress", ok=False
+    )
+    assert "unauthorized" in refused.stderr  # writes need the token
+    out = cli(
+        "register",
+        str(path),
+        "--db",
+        "lake",
+        "--table",
+        "trips",
+        "--uri",
+        uri,
+        "--token",
+        token,
+        "--no-progress",
+    )
+    assert "as lake.trips: 1 instants recorded" in out.stdout
+    HudiWriter(str(path), plain).write(_rows(range(20, 60), 2), "upsert")  # not through the server
+    out = cli("sync", "lake.trips", "--uri", uri, "--token", token, "--no-progress")
+    assert "1 instants recorded" in out.stdout
+    _wait_synced(metastore)
+    assert _slices(hudi_md.open_table("lake.trips", metastore)) == _slices(hudi_md.open_table(str(path)))
+    listed = json.loads(cli("ls", "lake", "--uri", uri, "--json").stdout)
+    assert [(r["table"], r["snapshot"], r["pending"]) for r in listed] == [("lake.trips", "synced", 0)]
