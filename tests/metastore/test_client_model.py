@@ -259,3 +259,32 @@ def test_cli_register_sync_ls(metastore: dict[str, str], tmp_path: Path) -> None
     assert _slices(hudi_md.open_table("lake.trips", metastore)) == _slices(hudi_md.open_table(str(path)))
     listed = json.loads(cli("ls", "lake", "--uri", uri, "--json").stdout)
     assert [(r["table"], r["snapshot"], r["pending"]) for r in listed] == [("lake.trips", "synced", 0)]
+
+
+def test_a_dropped_partition_is_deleted_by_sync(metastore: dict[str, str], tmp_path: Path) -> None:
+    """DELETE of a partition on the server marks it dropped and its clean pending; 'sync' carries it
+    out on the table: a delete_partition replacecommit (its rows leave every reader, recorded on the
+    server like any commit) and a clean."""
+    from hudi_md.write.metastore_admin import sync
+
+    path = tmp_path / "t"
+    opts = {**_options("COPY_ON_WRITE", **{"hoodie.cleaner.commits.retained": "1"}), **metastore}
+    HudiWriter(str(path), opts).write(_rows(range(0, 80), 1), "insert")
+    HudiWriter(str(path), opts).write(_rows(range(0, 40), 2), "upsert")
+    _wait_synced(metastore)
+    client = MetastoreClient.from_options(metastore)
+    assert client is not None
+    dropped = client.drop_partition("lake", "trips", "region=us/city=sf")
+    assert dropped.dropped and dropped.clean_pending
+    _, done = sync(str(path), metastore)
+    assert done["partitions_deleted"] == 1
+    _wait_synced(metastore)
+    own = hudi_md.open_table(str(path))
+    assert own.timeline.completed().last().action == "replacecommit"
+    want = sorted((f"k{i:04d}", CITIES[i % 4]) for i in range(0, 80) if CITIES[i % 4] != "sf")
+    for table in (own, hudi_md.open_table(str(path), metastore)):
+        rows = table.read(columns=["id", "city"])
+        assert (
+            sorted(zip(rows.column("id").to_pylist(), rows.column("city").to_pylist(), strict=True)) == want
+        )
+    assert "region=us/city=sf" not in [p.path for p in client.partitions("lake", "trips")]

@@ -59,7 +59,17 @@ FILE_SYSTEM_LOCK_PROVIDER = _LOCK_PACKAGE + "FileSystemBasedLockProvider"
 IN_PROCESS_LOCK_PROVIDER = _LOCK_PACKAGE + "InProcessLockProvider"
 HONOURED_LOCK_PROVIDERS = (FILE_SYSTEM_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER)
 
-OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table")
+OPERATIONS = (
+    "insert",
+    "bulk_insert",
+    "upsert",
+    "delete",
+    "insert_overwrite",
+    "insert_overwrite_table",
+    "delete_partition",
+)
+# Hudi's key: the partition paths a delete_partition replaces (comma-separated)
+PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 
 
 @dataclass(frozen=True)
@@ -203,6 +213,7 @@ class WriteConfig:
     # column_stats_columns came from the table's index.json, not the options: a name the writer's
     # schema lacks (a dropped column) is skipped, not refused
     column_list_from_table: bool = False
+    partitions_to_delete: tuple[str, ...] = ()
 
     @property
     def is_mor(self) -> bool:
@@ -285,6 +296,9 @@ class WriteConfig:
             log_block_format=opts.get(LOG_BLOCK_FORMAT, "avro").lower(),
             parquet_bloom_filter=_bool(opts, PARQUET_BLOOM_FILTER, True),
             combine_before_insert=_bool(opts, COMBINE_BEFORE_INSERT, False),
+            partitions_to_delete=tuple(
+                p.strip() for p in opts.get(PARTITIONS_TO_DELETE, "").split(",") if p.strip()
+            ),
             clean_automatic=_bool(opts, CLEAN_AUTOMATIC, True),
             cleaner_policy=opts.get(CLEANER_POLICY, "KEEP_LATEST_COMMITS").upper(),
             commits_retained=_int(opts, CLEANER_COMMITS_RETAINED, 10),

@@ -12,7 +12,10 @@ from hudi_md.metastore.client import MetastoreClient
 from hudi_md.metastore.mirror import register_table, sync_table
 from hudi_md.metastore.source import TableRef, resolve_table
 from hudi_md.table.config import TableConfig
+from hudi_md.write import services
+from hudi_md.write.config import WriteConfig
 from hudi_md.write.transaction import WritableTable
+from hudi_md.write.writer import HudiWriter
 
 
 def _client(options: Mapping[str, Any]) -> MetastoreClient:
@@ -53,13 +56,39 @@ def sync(
     path_or_name: str, options: Mapping[str, Any], *, progress: Callable[[int, int], None] | None = None
 ) -> tuple[TableRef, dict[str, int]]:
     """Bring the metastore's timeline of a registered table (by path or ``db.table``) up to its
-    storage timeline."""
+    storage timeline, then carry out the partition drops it scheduled: a ``delete_partition``
+    replacecommit of each dropped partition that still has live files (recorded on the server as
+    any commit), and a clean."""
     client = _client(options)
     ref = resolve_table(client, path_or_name)
     if ref is None:
         raise MetastoreError(f"{path_or_name} is not registered (hudi-md metastore register)", "not_found")
     table = WritableTable(ref.location, {k: v for k, v in options.items()})
-    done = sync_table(
+    done = _sync_timeline(client, ref, table, progress)
+    dropped = [
+        p.path
+        for p in client.partitions(ref.db, ref.table, include_dropped=True)
+        if p.dropped and p.clean_pending
+    ]
+    done["partitions_deleted"] = 0
+    if dropped:
+        live = set(table.state().partitions())
+        todo = [p for p in dropped if p in live]
+        writer = HudiWriter(ref.location, {**options, "hoodie.metaserver.enabled": "true"})
+        if todo:
+            writer.delete_partitions(todo)
+            done["partitions_deleted"] = len(todo)
+        services.clean(writer, WriteConfig.from_options(writer.options, writer.config()))
+    return ref, done
+
+
+def _sync_timeline(
+    client: MetastoreClient,
+    ref: TableRef,
+    table: WritableTable,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, int]:
+    return sync_table(
         client,
         ref,
         table.timeline(),
@@ -67,7 +96,6 @@ def sync(
         table.requested_actions(),
         progress=progress,
     )
-    return ref, done
 
 
 def listing(options: Mapping[str, Any], db: str | None = None) -> list[dict[str, Any]]:

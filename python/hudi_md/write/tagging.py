@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hudi_md.errors import InvalidOptionError
 from hudi_md.formats.avro_arrow import avro_schema_to_arrow
 from hudi_md.index.bloom import BloomFilter
 from hudi_md.metadata import keys as K
@@ -24,7 +25,7 @@ from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.layout import layout_of
 from hudi_md.table.state import TableState
 from hudi_md.write import keygen
-from hudi_md.write.config import WriteConfig
+from hudi_md.write.config import PARTITIONS_TO_DELETE, WriteConfig
 from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, WriteContext, new_file_id
 from hudi_md.write.table_setup import META_FIELDS
 
@@ -174,6 +175,16 @@ def plan_tasks(
     """The file-group tasks of a write (updates of tagged groups, then new groups for inserts),
     the file groups an overwrite replaces, and the tagging."""
     partitions = sorted(set(rows.column(PARTITION_COLUMN).to_pylist()))
+    if operation == "delete_partition":
+        if rows.num_rows:
+            raise InvalidOptionError(
+                "delete_partition takes no rows: name the partitions in " + PARTITIONS_TO_DELETE
+            )
+        if not cfg.partitions_to_delete:
+            raise InvalidOptionError(
+                f"delete_partition needs {PARTITIONS_TO_DELETE} (partition paths, comma-separated)"
+            )
+        partitions = list(cfg.partitions_to_delete)
     tasks: list[tuple[FileGroupTask, pa.Table]] = []
     has_commits = bool(state.timeline.write_timeline())
     replaced = replaced_file_groups(state, operation, partitions) if has_commits else {}
@@ -218,8 +229,9 @@ def replaced_file_groups(
     state: TableState, operation: str, partitions: Sequence[str]
 ) -> dict[str, list[str]]:
     """Partition → file ids an overwrite replaces: the live groups of the partitions written
-    (insert_overwrite) or of the whole table (insert_overwrite_table); nothing otherwise."""
-    if operation not in ("insert_overwrite", "insert_overwrite_table"):
+    (insert_overwrite) or named (delete_partition), or of the whole table (insert_overwrite_table);
+    nothing otherwise."""
+    if operation not in ("insert_overwrite", "insert_overwrite_table", "delete_partition"):
         return {}
     scope = state.partitions() if operation == "insert_overwrite_table" else list(partitions)
     replaced: dict[str, list[str]] = {}

@@ -34,7 +34,7 @@ from hudi_md.table.timeline import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hudi_md.table.timeline_writer import new_instant_time
 from hudi_md.write import rollback as rollbacks
 from hudi_md.write import services
-from hudi_md.write.config import OPERATIONS, WriteConfig, with_indexed_columns
+from hudi_md.write.config import OPERATIONS, PARTITIONS_TO_DELETE, WriteConfig, with_indexed_columns
 from hudi_md.write.conflicts import find_conflict
 from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, execute
 from hudi_md.write.heartbeat import is_expired
@@ -76,8 +76,9 @@ OPERATION_TYPES = {
     "delete": "DELETE",
     "insert_overwrite": "INSERT_OVERWRITE",
     "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+    "delete_partition": "DELETE_PARTITION",
 }
-OVERWRITES = ("insert_overwrite", "insert_overwrite_table")
+OVERWRITES = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 
 
 def local_executor(ctx: WriteContext, tasks: list[tuple[FileGroupTask, pa.Table]]) -> list[TaskResult]:
@@ -147,6 +148,22 @@ class HudiWriter(WritableTable):
             self.abandon_write(session)
             raise
         return self.end_write(session, result)
+
+    def delete_partitions(self, partitions: Sequence[str]) -> CommitResult:
+        """Hudi's ``delete_partition``: a replacecommit replacing every file group of
+        ``partitions`` (their rows leave every reader at once; the cleaner deletes the files
+        later, and a partition without live files is gone)."""
+        if not partitions:
+            raise InvalidOptionError("delete_partitions needs at least one partition path")
+        schema = self.state({"hoodie.metadata.enable": "false"}).schema
+        data = pa.Table.from_batches(
+            [], schema=pa.schema([f for f in schema if not f.name.startswith("_hoodie_")])
+        )
+        self.options[PARTITIONS_TO_DELETE] = ",".join(partitions)
+        try:
+            return self.write(data, "delete_partition")
+        finally:
+            self.options.pop(PARTITIONS_TO_DELETE, None)
 
     def start_write(self, operation: str, schema: pa.Schema) -> WriteSession:
         """Under the table lock: create the table if needed, roll back failed writes, bring the
