@@ -326,3 +326,30 @@ def test_a_commit_without_an_mdt_deltacommit_is_caught_up(
     indexing.run_indexing(writer)
     monkeypatch.undo()
     _check_record_index(path)
+
+
+def test_validate_after_commits_past_an_indexing_instant_are_archived(tmp_path: Path) -> None:
+    """A completed indexing instant stays on the active timeline while the commits after it are
+    archived; their files are live, and validate does not take them for files no instant wrote
+    (it judged by the first instant of any action, the indexing one)."""
+    path = tmp_path / "t"
+    model = Model(["city"])
+    opts = {
+        **OPTIONS,
+        "hoodie.keep.min.commits": "2",
+        "hoodie.keep.max.commits": "3",
+        "hoodie.metadata.compact.max.delta.commits": "2",
+    }
+    HudiWriter(str(path), opts).write(_rows(range(0, 9), 1), "insert")
+    model.apply("insert", _rows(range(0, 9), 1))
+    writer = HudiWriter(str(path), opts)
+    indexing.schedule_indexing(writer, [K.RECORD_INDEX])
+    indexing.run_indexing(writer)
+    for n in range(2, 10):  # inserts: new file groups, live until the end
+        data = _rows(range(n * 10, n * 10 + 3), n)
+        HudiWriter(str(path), opts).write(data, "insert")
+        model.apply("insert", data)
+    table = hudi_md.open_table(str(path))
+    assert table.has_archived_instants(), "commits were archived"
+    assert validate_metadata_table(table) == []
+    assert_same(read_hudi_md(str(path)), model.expected(), "hudi-md")

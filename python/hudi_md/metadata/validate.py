@@ -289,7 +289,10 @@ def _foreign_file_differences(table: TableState) -> list[Difference]:
     from hudi_md.table.listing import PARTITION_METAFILE_PREFIX
 
     instants = table.timeline.times()
-    first = min(instants, default=None)
+    # Older writes may be archived: older than the first write on the active timeline. Not the
+    # first instant of any action: an indexing instant stays on the active timeline while the
+    # commits after it are archived (their files are still live).
+    first = min((i.requested_time for i in table.timeline.write_timeline()), default=None)
 
     def why(name: str) -> str | None:
         if name.startswith(PARTITION_METAFILE_PREFIX):

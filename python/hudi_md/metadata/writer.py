@@ -342,20 +342,15 @@ class MetadataTableWriter:
             batches = iter(records)  # type: ignore[arg-type]
         n = num_file_groups
         stats: list[WriteStat] = []
-        groups: dict[int, list[MdtRecord]] = defaultdict(list)
-        for r in next(batches, []):
-            groups[K.file_group_index(r.key, n)].append(r)
+        groups = _by_file_group(next(batches, []), n)
         for index, group in sorted(groups.items()):
             fg = file_group_id(partition, index)
-            group.sort(key=lambda r: r.key.encode("utf-8"))
             base_name = f"{fg}_{WRITE_TOKEN}_{instant}.hfile"
             data = self.hfile_bytes(_dedupe(group), base_file=True)
             self.storage.write_bytes(f"{partition}/{base_name}", data)
             stats.append(mdt_write_stat(partition, fg, base_name, len(data), len(group), log=False))
         for version, batch in enumerate(batches, start=2):
-            later: dict[int, list[MdtRecord]] = defaultdict(list)
-            for r in batch:
-                later[K.file_group_index(r.key, n)].append(r)
+            later = _by_file_group(batch, n)
             for index, group in sorted(later.items()):
                 fg = file_group_id(partition, index)
                 name = f".{fg}_{instant}.log.{version}_{WRITE_TOKEN}"
@@ -366,7 +361,17 @@ class MetadataTableWriter:
         return stats
 
 
+def _by_file_group(records: Sequence[MdtRecord], num_file_groups: int) -> dict[int, list[MdtRecord]]:
+    """The records of each file group (Hudi's key hash, computed for all keys at once)."""
+    groups: dict[int, list[MdtRecord]] = defaultdict(list)
+    indexes = K.file_group_indexes([r.key for r in records], num_file_groups)
+    for r, index in zip(records, indexes, strict=True):
+        groups[index].append(r)
+    return groups
+
+
 def _dedupe(records: Sequence[MdtRecord]) -> list[MdtRecord]:
+    """One record per key (the last), sorted by key bytes as HFiles want them."""
     out: dict[str, MdtRecord] = {}
     for r in records:
         out[r.key] = r
