@@ -89,7 +89,14 @@ def _check_md(path: Path, model: Model) -> None:
         errors = diff_rows(got, list(model.rows.values()), DATA_COLUMNS)
         assert not errors, f"hudi-md (MDT {metadata}) vs the model: {errors}"
     diffs = validate_metadata_table(md_table(str(path)))
-    assert not diffs, [d.describe() for d in diffs]
+    # Apache Hudi 1.2's procedures (rollback_to_instant, restore, savepoints) run with a write
+    # config that does not enable the record index, so its auto-deletion drops the MDT's
+    # record_index and leaves index.json's definition behind: validate reports that, as
+    # issue 13 asks (README "Building an index while writers write"); it is the only difference.
+    dropped = [d for d in diffs if d.kind == "index_dropped"]
+    assert all("record_index" in d.detail for d in dropped), [d.describe() for d in dropped]
+    others = [d for d in diffs if d.kind != "index_dropped"]
+    assert not others, [d.describe() for d in others]
 
 
 @pytest.mark.ci
