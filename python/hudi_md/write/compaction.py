@@ -122,6 +122,8 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
         index_columns=index_columns,
         with_bloom=True,
         layout=layout_of(state.config),
+        index_blooms=K.BLOOM_FILTERS
+        in (*state.config.metadata_partitions, *state.config.metadata_partitions_inflight),
     )
     results = []
     for i, s in enumerate(slices):

@@ -54,6 +54,10 @@ class WriteContext:
     with_bloom: bool
     # the table's storage layout (hoodie.properties' layout keys and table name; empty: default)
     layout: dict[str, str] = field(default_factory=dict)
+    # Whether a task returns its base file's bloom filter (the MDT's bloom_filters partition is
+    # available or being indexed): each is ~430 KB, too much to hold for every file of a
+    # 100k-file commit when nothing indexes it (it is in the file's footer either way).
+    index_blooms: bool = True
 
     def storage(self) -> Storage:
         return table_storage(Storage(self.base_uri, self.storage_options), self.layout)
@@ -279,8 +283,8 @@ def _write_new_base(
     return TaskResult(
         stat,
         {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
-        bloom.serialize() if bloom else None,
-        "DYNAMIC_V0" if bloom else None,
+        bloom.serialize() if bloom and ctx.index_blooms else None,
+        "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
         inserted_keys=table.column("_hoodie_record_key").to_pylist(),
     )
 
@@ -347,8 +351,8 @@ def _merge_base(
     return TaskResult(
         stat,
         {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
-        bloom.serialize() if bloom else None,
-        "DYNAMIC_V0" if bloom else None,
+        bloom.serialize() if bloom and ctx.index_blooms else None,
+        "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
         inserted_keys=[],
         deleted_keys=[k for k in deleted_keys if k in set(old_keys.to_pylist())],
     )

@@ -21,8 +21,10 @@ from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hudi_md.metadata import keys as K
+from hudi_md.metadata.column_ranges import parquet_footer
 from hudi_md.metadata.reader import ColumnStat
 from hudi_md.metadata.records import typed_stat_value
 from hudi_md.metadata.records_builder import (
@@ -91,12 +93,27 @@ def mdt_records_for_commit(
             records.extend(record_index_delete(key) for key in r.deleted_keys)
     if K.BLOOM_FILTERS in available:
         for r in results:
-            if r.bloom:
+            bloom = (r.bloom, r.bloom_type or "DYNAMIC_V0") if r.bloom else _footer_bloom(before, r)
+            if bloom is not None:
                 p = r.write_stat.partition_path
-                records.append(
-                    bloom_filter_record(p, _file_name(r), r.bloom, r.bloom_type or "DYNAMIC_V0", instant)
-                )
+                records.append(bloom_filter_record(p, _file_name(r), bloom[0], bloom[1], instant))
     return records
+
+
+def _footer_bloom(before: TableState | None, r: TaskResult) -> tuple[str, str] | None:
+    """The bloom filter in the footer of the base file ``r`` wrote, for a task that did not keep
+    it (its write started before the bloom_filters partition was scheduled for indexing)."""
+    if before is None or _file_name(r).startswith("."):  # log file names start with a dot
+        return None
+    stat = r.write_stat
+    if stat.path is None:
+        return None
+    footer = parquet_footer(before.storage, stat.path, stat.file_size_in_bytes)
+    kv = pq.read_metadata(pa.BufferReader(footer)).metadata or {}
+    text = kv.get(b"org.apache.hudi.bloomfilter")
+    if not text:
+        return None
+    return text.decode(), kv.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
 
 
 def _file_name(r: TaskResult) -> str:

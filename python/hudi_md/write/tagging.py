@@ -277,4 +277,5 @@ def write_context(
         index_columns=index_columns(cfg, config, avro_schema),
         with_bloom=cfg.parquet_bloom_filter,
         layout=layout_of(config),
+        index_blooms=K.BLOOM_FILTERS in (*config.metadata_partitions, *config.metadata_partitions_inflight),
     )
