@@ -6,8 +6,13 @@ import base64
 import hashlib
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+import numpy as np
 import xxhash
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 NON_PARTITIONED_NAME = "."
 ALL_PARTITIONS_KEY = "__all_partitions__"
@@ -56,22 +61,45 @@ def file_group_index(key: str, num_file_groups: int) -> int:
 def file_group_indexes(keys: Sequence[str], num_file_groups: int) -> list[int]:
     """:func:`file_group_index` of many keys at once (vectorised over UTF-16 code units: one
     numpy step per character position instead of a Python loop per character)."""
-    import numpy as np
-
     if num_file_groups <= 1 or not keys:
         return [0] * len(keys)
     encoded = [k.encode("utf-16-be") for k in keys]
     lengths = np.fromiter((len(e) // 2 for e in encoded), dtype=np.int64, count=len(encoded))
     units = np.frombuffer(b"".join(encoded), dtype=">u2").astype(np.uint32)
+    return _indexes_of_units(units, lengths, num_file_groups).tolist()
+
+
+def file_group_indexes_of_column(keys: pa.Array, num_file_groups: int) -> np.ndarray:
+    """:func:`file_group_indexes` of an Arrow string column. ASCII keys hash from the column's
+    bytes directly (their UTF-8 bytes are their UTF-16 code units); others go through Python."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if num_file_groups <= 1 or not len(keys):
+        return np.zeros(len(keys), dtype=np.int64)
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if keys.null_count:
+        raise ValueError("MDT record keys must not be null")
+    if not pa.types.is_string(keys.type) or not pc.all(pc.string_is_ascii(keys)).as_py():
+        return np.asarray(file_group_indexes(keys.to_pylist(), num_file_groups), dtype=np.int64)
+    _, offsets_buf, data_buf = keys.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[keys.offset : keys.offset + len(keys) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    units = data[offsets[0] : offsets[-1]].astype(np.uint32)
+    return _indexes_of_units(units, np.diff(offsets).astype(np.int64), num_file_groups)
+
+
+def _indexes_of_units(units: np.ndarray, lengths: np.ndarray, num_file_groups: int) -> np.ndarray:
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    h = np.zeros(len(keys), dtype=np.uint32)
-    for pos in range(int(lengths.max())):
+    h = np.zeros(len(lengths), dtype=np.uint32)
+    for pos in range(int(lengths.max()) if len(lengths) else 0):
         idx = np.nonzero(lengths > pos)[0]
         h[idx] = h[idx] * np.uint32(31) + units[starts[idx] + pos]  # uint32 wraps like Java int
     signed = h.astype(np.int64)
     signed[signed >= 1 << 31] -= 1 << 32
     a = np.where(signed == -(1 << 31), signed, np.abs(signed))  # Java Math.abs(MIN_VALUE) < 0
-    return np.abs(np.fmod(a, num_file_groups)).tolist()  # fmod: Java's truncated remainder
+    return np.abs(np.fmod(a, num_file_groups))  # fmod: Java's truncated remainder
 
 
 def partition_id(partition_path: str) -> str:

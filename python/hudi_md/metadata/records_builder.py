@@ -271,6 +271,27 @@ def record_index_record(record_key: str, partition_path: str, file_id: str, inst
     return MdtRecord(K.RECORD_INDEX, record_key, payload)
 
 
+@dataclass(frozen=True)
+class MdtKeyBatch:
+    """Records of one MDT partition sharing one payload, keyed by an Arrow string column: the
+    record-index entries of a data file group, a million of them without a Python object each."""
+
+    partition: str
+    keys: pa.Array
+    payload: dict[str, Any]
+    encoded: bytes
+
+    def records(self) -> list[MdtRecord]:
+        return [MdtRecord(self.partition, k, self.payload, self.encoded) for k in self.keys.to_pylist()]
+
+
+def record_index_batch(keys: pa.Array, partition_path: str, file_id: str, instant: str) -> MdtKeyBatch:
+    """The record-index entries of ``keys`` (a string column), all in one data file group."""
+    payload = empty_payload(K.TYPE_RECORD_INDEX)
+    payload["recordIndexMetadata"] = dict(_record_location(partition_path, file_id, instant))
+    return MdtKeyBatch(K.RECORD_INDEX, keys, payload, _encode_payload(payload))
+
+
 def record_index_records(
     keys: Iterable[str], partition_path: str, file_id: str, instant: str
 ) -> list[MdtRecord]:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import io
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import fastavro
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_md.formats.avro import parse_schema
 from hudi_md.formats.commit_metadata import WriteStat
@@ -22,6 +25,7 @@ from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
 from hudi_md.metadata.reader import METADATA_FOLDER
 from hudi_md.metadata.records_builder import (
+    MdtKeyBatch,
     MdtRecord,
     metadata_commit_schema_json,
     metadata_record_schema_json,
@@ -164,37 +168,37 @@ class MetadataTableWriter:
         return buf.getvalue()
 
     def hfile_bytes(self, records: Sequence[MdtRecord], *, base_file: bool) -> bytes:
+        """An HFile of ``records`` (unique keys, sorted by their bytes)."""
+        return self.hfile_cells_bytes(_Cells.of_records(records, self._encode), base_file=base_file)
+
+    def hfile_cells_bytes(self, cells: _Cells, *, base_file: bool) -> bytes:
         from hudi_md.formats.hfile import HFileWriter
 
         writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ")
-        writer.append_all(
-            (r.key, r.encoded if r.encoded is not None else self._encode(r.payload)) for r in records
-        )
+        writer.append_columns(cells.keys, cells.values)
         writer.add_file_info("schema", self._schema_json.encode("utf-8"))
-        if base_file and records:
+        if base_file and len(cells.keys):
             from hudi_md.index.bloom import BloomFilter
 
             bloom = BloomFilter.create(
                 MDT_BLOOM_ENTRIES, MDT_BLOOM_FPP, type_code="DYNAMIC_V0", max_entries=MDT_BLOOM_MAX
             )
-            for r in records:
-                bloom.add(r.key)
+            bloom.add_all(cells.keys.to_pylist())
             writer.add_meta_block("bloomFilter", bloom.serialize().encode("utf-8"))
             writer.add_file_info("bloomFilterTypeCode", b"DYNAMIC_V0")
-            writer.add_file_info("minRecordKey", records[0].key.encode("utf-8"))
-            writer.add_file_info("maxRecordKey", records[-1].key.encode("utf-8"))
+            writer.add_file_info("minRecordKey", cells.keys[0].as_py().encode("utf-8"))
+            writer.add_file_info("maxRecordKey", cells.keys[-1].as_py().encode("utf-8"))
         return writer.finish()
 
-    def _log_file_bytes(
-        self, instant: str, upserts: Sequence[MdtRecord], deletes: Sequence[MdtRecord]
-    ) -> bytes:
+    def _log_file_bytes(self, instant: str, upserts: _Cells | None, deletes: Sequence[MdtRecord]) -> bytes:
         from hudi_md.formats.logfile import DeleteRecord
         from hudi_md.formats.logfile_writer import delete_block, hfile_data_block
 
         out = b""
-        if upserts:
-            out += hfile_data_block(self.hfile_bytes(upserts, base_file=False), self._schema_json, instant)
-        if deletes or not upserts:
+        if upserts is not None:
+            block = self.hfile_cells_bytes(upserts, base_file=False)
+            out += hfile_data_block(block, self._schema_json, instant)
+        if deletes or upserts is None:
             records = [DeleteRecord(d.key, d.partition, 0) for d in deletes]
             out += delete_block(records, instant, self._schema_json if records else None)
         return out
@@ -204,7 +208,7 @@ class MetadataTableWriter:
     def write_records(
         self,
         instant: str,
-        records: Iterable[MdtRecord],
+        records: Iterable[MdtRecord | MdtKeyBatch],
         *,
         partitions: Iterable[str],
         action: str = DELTA_COMMIT,
@@ -213,6 +217,8 @@ class MetadataTableWriter:
         """One MDT deltacommit ``instant`` carrying ``records``; touches every listed MDT partition.
 
         Records for the same key within one commit are combined with Hudi's merge rules first.
+        Key batches (the record index's entries of a data file group) go to the HFile blocks as
+        Arrow columns.
         """
         with metrics.timed("sync"):
             return self._write_records(
@@ -222,7 +228,7 @@ class MetadataTableWriter:
     def _write_records(
         self,
         instant: str,
-        records: Iterable[MdtRecord],
+        records: Iterable[MdtRecord | MdtKeyBatch],
         *,
         partitions: Iterable[str],
         action: str,
@@ -231,8 +237,17 @@ class MetadataTableWriter:
         from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
         from hudi_md.metadata.records import merge
 
+        items = list(records)
+        if any(isinstance(r, MdtKeyBatch) for r in items) and not _batches_stand_alone(items):
+            # a key in two batches, or in a batch and a record: the records one by one, in order,
+            # so that the later of a key wins as always
+            items = [x for r in items for x in (r.records() if isinstance(r, MdtKeyBatch) else (r,))]
         by_partition: dict[str, dict[str, MdtRecord]] = defaultdict(dict)
-        for r in records:
+        batches: dict[str, list[MdtKeyBatch]] = defaultdict(list)
+        for r in items:
+            if isinstance(r, MdtKeyBatch):
+                batches[r.partition].append(r)
+                continue
             prev = by_partition[r.partition].get(r.key)
             if prev is not None and prev.payload is not None and r.payload is not None:
                 merged = merge(_as_reader_record(prev), _as_reader_record(r))
@@ -241,25 +256,23 @@ class MetadataTableWriter:
         pending = PendingInstant.begin(self.timeline_writer(), instant, action)
         result = DeltaCommitResult(instant)
         stats: dict[str, list[WriteStat]] = {}
-        for partition in sorted(set(partitions) | set(by_partition)):
+        for partition in sorted(set(partitions) | set(by_partition) | set(batches)):
             n = self.existing_file_group_count(partition) or self.file_group_count(partition)
-            groups: dict[int, list[MdtRecord]] = defaultdict(list)
-            records_of = by_partition.get(partition, {})
-            for index, r in zip(K.file_group_indexes(list(records_of), n), records_of.values(), strict=True):
-                groups[index].append(r)
-            for index, group in sorted(groups.items()):
-                group.sort(key=lambda r: r.key.encode("utf-8"))
+            groups = _by_file_group(list(by_partition.get(partition, {}).values()), n)
+            batch_parts = _batches_by_file_group(batches.get(partition, []), n)
+            for index in sorted(set(groups) | set(batch_parts)):
+                group = groups.get(index, [])
+                parts = batch_parts.get(index, [])
+                deletes = sorted((r for r in group if r.payload is None), key=lambda r: r.key.encode("utf-8"))
+                upserts = _Cells.of_group([r for r in group if r.payload is not None], parts, self._encode)
                 fg = file_group_id(partition, index)
                 name = f".{fg}_{instant}.log.1_{WRITE_TOKEN}"
-                data = self._log_file_bytes(
-                    instant,
-                    [r for r in group if r.payload is not None],
-                    [r for r in group if r.payload is None],
-                )
+                data = self._log_file_bytes(instant, upserts, deletes)
                 self.storage.write_bytes(f"{partition}/{name}", data)
+                count = len(group) + sum(len(keys) for _, keys in parts)
                 result.log_files.setdefault(partition, []).append((name, len(data)))
                 stats.setdefault(partition, []).append(
-                    mdt_write_stat(partition, fg, name, len(data), len(group), log=True)
+                    mdt_write_stat(partition, fg, name, len(data), count, log=True)
                 )
         meta = commit_metadata_record(
             stats, operation_type=operation, extra_metadata={"schema": self.commit_schema_json}
@@ -368,6 +381,101 @@ def _by_file_group(records: Sequence[MdtRecord], num_file_groups: int) -> dict[i
     for r, index in zip(records, indexes, strict=True):
         groups[index].append(r)
     return groups
+
+
+def _batches_by_file_group(
+    batches: Sequence[MdtKeyBatch], num_file_groups: int
+) -> dict[int, list[tuple[MdtKeyBatch, pa.Array]]]:
+    """Each batch's keys split by file group (Hudi's key hash over the column)."""
+    out: dict[int, list[tuple[MdtKeyBatch, pa.Array]]] = defaultdict(list)
+    for b in batches:
+        keys = b.keys.combine_chunks() if isinstance(b.keys, pa.ChunkedArray) else b.keys
+        keys = keys.cast(pa.string())
+        indexes = K.file_group_indexes_of_column(keys, num_file_groups)
+        for index in np.unique(indexes).tolist():
+            out[int(index)].append((b, keys.filter(pa.array(indexes == index))))
+    return out
+
+
+def _batches_stand_alone(items: Sequence[MdtRecord | MdtKeyBatch]) -> bool:
+    """Whether every batch key is unique in its MDT partition: in no other batch, no record."""
+    batch_keys: dict[str, list[pa.Array]] = defaultdict(list)
+    record_keys: dict[str, list[str]] = defaultdict(list)
+    for r in items:
+        if isinstance(r, MdtKeyBatch):
+            keys = r.keys.combine_chunks() if isinstance(r.keys, pa.ChunkedArray) else r.keys
+            batch_keys[r.partition].append(keys.cast(pa.string()))
+        else:
+            record_keys[r.partition].append(r.key)
+    for partition, arrays in batch_keys.items():
+        keys = pa.concat_arrays(arrays)
+        if pc.count_distinct(keys).as_py() != len(keys):
+            return False
+        others = record_keys.get(partition)
+        if others and pc.any(pc.is_in(pa.array(others, pa.string()), value_set=keys)).as_py():
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """An HFile's cells as Arrow columns: unique keys sorted by their bytes, and their values
+    (a dictionary column: many cells share one encoded payload)."""
+
+    keys: pa.Array
+    values: pa.DictionaryArray
+
+    @staticmethod
+    def of_records(records: Sequence[MdtRecord], encode: Callable[[dict[str, Any]], bytes]) -> _Cells:
+        """Cells of records already sorted and unique."""
+        values, codes = _shared_values(records, encode)
+        return _Cells(pa.array([r.key for r in records], pa.string()), _dictionary(codes, values))
+
+    @staticmethod
+    def of_group(
+        records: Sequence[MdtRecord],
+        parts: Sequence[tuple[MdtKeyBatch, pa.Array]],
+        encode: Callable[[dict[str, Any]], bytes],
+    ) -> _Cells | None:
+        """The upserts of one file group: its records and its share of each batch, sorted."""
+        if not parts:
+            ordered = sorted(records, key=lambda r: r.key.encode("utf-8"))
+            return _Cells.of_records(ordered, encode) if ordered else None
+        values, codes = _shared_values(records, encode)
+        keys = [pa.array([r.key for r in records], pa.string())]
+        all_codes = [np.asarray(codes, dtype=np.int32)]
+        for batch, batch_keys in parts:
+            keys.append(batch_keys)
+            all_codes.append(np.full(len(batch_keys), len(values), dtype=np.int32))
+            values.append(batch.encoded)
+        key_column = pa.concat_arrays(keys)
+        order = pc.sort_indices(key_column)  # by the keys' bytes, as HFiles want them
+        codes_in_order = np.concatenate(all_codes)[order.to_numpy()]
+        return _Cells(key_column.take(order), _dictionary(codes_in_order, values))
+
+
+def _shared_values(
+    records: Sequence[MdtRecord], encode: Callable[[dict[str, Any]], bytes]
+) -> tuple[list[bytes], list[int]]:
+    """The distinct encoded payloads of ``records`` (shared ones once) and each record's code."""
+    values: list[bytes] = []
+    codes: list[int] = []
+    seen: dict[int, int] = {}
+    for r in records:
+        if r.encoded is None:
+            codes.append(len(values))
+            values.append(encode(r.payload or {}))
+            continue
+        code = seen.get(id(r.encoded))
+        if code is None:
+            code = seen[id(r.encoded)] = len(values)
+            values.append(r.encoded)
+        codes.append(code)
+    return values, codes
+
+
+def _dictionary(codes: Sequence[int] | np.ndarray, values: Sequence[bytes]) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(values, pa.binary()))
 
 
 def _dedupe(records: Sequence[MdtRecord]) -> list[MdtRecord]:

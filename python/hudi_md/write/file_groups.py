@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -88,11 +88,15 @@ class TaskResult:
     column_ranges: dict[str, ColumnRange] = field(default_factory=dict)
     bloom: str | None = None
     bloom_type: str | None = None
-    inserted_keys: list[str] = field(default_factory=list)
+    # the keys of the rows a new base file holds, a string column (one Python object per key
+    # would cost more than the MDT records built from them)
+    inserted_keys: pa.Array | list[str] = field(default_factory=list)
     deleted_keys: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
-        d = asdict(self)
+        keys = self.inserted_keys
+        d = asdict(replace(self, inserted_keys=[]))
+        d["inserted_keys"] = keys.to_pylist() if isinstance(keys, pa.Array) else list(keys)
         d["write_stat"] = self.write_stat.to_record()
         d["column_ranges"] = {k: _jsonable_range(v) for k, v in self.column_ranges.items()}
         return json.dumps(d, default=str)
@@ -285,7 +289,7 @@ def _write_new_base(
         {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
         bloom.serialize() if bloom and ctx.index_blooms else None,
         "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
-        inserted_keys=table.column("_hoodie_record_key").to_pylist(),
+        inserted_keys=table.column("_hoodie_record_key").combine_chunks(),
     )
 
 

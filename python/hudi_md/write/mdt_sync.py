@@ -29,14 +29,15 @@ from hudi_md.metadata.reader import ColumnStat
 from hudi_md.metadata.records import typed_stat_value
 from hudi_md.metadata.records_builder import (
     ColumnRange,
+    MdtKeyBatch,
     MdtRecord,
     all_partitions_record,
     bloom_filter_record,
     column_stats_record,
     files_record,
     merge_ranges,
+    record_index_batch,
     record_index_delete,
-    record_index_records,
     stat_value,
 )
 from hudi_md.table.fs_view import FileSlice
@@ -54,7 +55,7 @@ def mdt_records_for_commit(
     before: TableState | None = None,
     replaced: Mapping[str, Sequence[str]] | None = None,
     replaced_keys: Iterable[str] | None = None,
-) -> list[MdtRecord]:
+) -> list[MdtRecord | MdtKeyBatch]:
     """The MDT records of a data commit, for the MDT partitions in ``available``.
 
     ``before`` is the data table's state, loaded before the commit completes;
@@ -64,7 +65,7 @@ def mdt_records_for_commit(
     """
     available = set(available)
     state = _TableBefore(before, results, replaced or {}) if before is not None else None
-    records: list[MdtRecord] = []
+    records: list[MdtRecord | MdtKeyBatch] = []
     added: dict[str, dict[str, int]] = defaultdict(dict)
     for r in results:
         added[r.write_stat.partition_path][_file_name(r)] = r.write_stat.file_size_in_bytes
@@ -89,7 +90,10 @@ def mdt_records_for_commit(
             records.extend(record_index_delete(k) for k in sorted(keys))
         for r in results:
             p = r.write_stat.partition_path
-            records.extend(record_index_records(r.inserted_keys, p, r.write_stat.file_id, instant))
+            keys = r.inserted_keys
+            if len(keys):
+                column = keys if isinstance(keys, pa.Array) else pa.array(keys, pa.string())
+                records.append(record_index_batch(column, p, r.write_stat.file_id, instant))
             records.extend(record_index_delete(key) for key in r.deleted_keys)
     if K.BLOOM_FILTERS in available:
         for r in results:

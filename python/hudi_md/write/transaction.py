@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from hudi_md.errors import InvalidOptionError, TableNotFoundError
 from hudi_md.metadata.lifecycle import initialize_partitions
 from hudi_md.metadata.reader import load_table_state
-from hudi_md.metadata.records_builder import MdtRecord
+from hudi_md.metadata.records_builder import MdtKeyBatch, MdtRecord
 from hudi_md.metadata.writer import MetadataTableWriter
 from hudi_md.metastore.options import metaserver_uri
 from hudi_md.storage import Storage
@@ -294,7 +294,7 @@ class Transaction:
     def write_metadata(
         self,
         config: TableConfig,
-        records: Iterable[MdtRecord],
+        records: Iterable[MdtRecord | MdtKeyBatch],
         *,
         partitions: Iterable[str] | None = None,
         operation: str = "UPSERT_PREPPED",

@@ -32,6 +32,11 @@ import struct
 import time
 import zlib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.formats.hfile._layout import (
@@ -296,6 +301,80 @@ class HFileWriter:
             self._value_bytes += values
             self._data_bytes += data
 
+    def append_columns(self, keys: pa.Array, values: pa.Array) -> None:
+        """Add cells from Arrow columns: ``keys`` (string or binary, no nulls, strictly increasing
+        by their bytes) and ``values`` (binary; a dictionary array of binary values when many
+        cells share a value, as the record index's do). The same bytes as :meth:`append_all` of
+        the same cells, assembled in numpy blocks instead of one Python step per cell."""
+        self._check_open()
+        if len(keys) != len(values):
+            raise InvalidOptionError(f"{len(keys)} keys but {len(values)} values")
+        if not len(keys):
+            return
+        rows = _Segments.of(keys, "an HFile key")
+        vals = _Segments.of(values, "an HFile value")
+        if int(rows.lengths.min()) == 0:
+            raise InvalidOptionError("HFile keys must not be empty")
+        longest = int(rows.lengths.argmax())
+        if int(rows.lengths[longest]) > _MAX_ROW_LENGTH:
+            row = rows.bytes_at(longest)
+            raise InvalidOptionError(
+                f"HFile key of {len(row)} bytes exceeds the {_MAX_ROW_LENGTH}-byte row limit: {row[:40]!r}..."
+            )
+        if int((rows.lengths + vals.lengths).max()) > _MAX_INT32 - _CELL_OVERHEAD:
+            raise InvalidOptionError("a value is too large for a cell")
+        self._check_increasing(keys, rows)
+        sizes = _CELL_OVERHEAD + rows.lengths + vals.lengths
+        for start in range(0, len(sizes), _COLUMN_CHUNK):
+            end = min(start + _COLUMN_CHUNK, len(sizes))
+            self._append_cell_run(rows, vals, sizes, start, end)
+        self._last_row = rows.bytes_at(len(keys) - 1)
+        self._entries += len(keys)
+        self._row_bytes += int(rows.lengths.sum())
+        self._value_bytes += int(vals.lengths.sum())
+        self._data_bytes += int(sizes.sum())
+
+    def _check_increasing(self, keys: pa.Array, rows: _Segments) -> None:
+        binary = keys.cast(pa.binary()) if pa.types.is_string(keys.type) else keys
+        if len(binary) > 1:
+            increasing = pc.less(binary.slice(0, len(binary) - 1), binary.slice(1))
+            if not pc.all(increasing).as_py():
+                i = int(pc.index(increasing, False).as_py())
+                a, b = rows.bytes_at(i), rows.bytes_at(i + 1)
+                what = "duplicate key" if a == b else "out-of-order key"
+                raise InvalidOptionError(f"{what}: {b!r} after {a!r}; HFile keys must be strictly increasing")
+        first = rows.bytes_at(0)
+        if self._last_row is not None and first <= self._last_row:
+            what = "duplicate key" if first == self._last_row else "out-of-order key"
+            raise InvalidOptionError(
+                f"{what}: {first!r} after {self._last_row!r}; HFile keys must be strictly increasing"
+            )
+
+    def _append_cell_run(
+        self, rows: _Segments, vals: _Segments, sizes: np.ndarray, start: int, end: int
+    ) -> None:
+        """Cells ``start:end`` into data blocks, flushing a block before the cell that would
+        overflow it (the rule of :meth:`append_all`)."""
+        cells = _cell_bytes(rows, vals, sizes, start, end)
+        ends = np.cumsum(sizes[start:end])  # cell i ends at ends[i - start]
+        j = start
+        while j < end:
+            room = self._block_size - len(self._block)
+            before = int(ends[j - start - 1]) if j > start else 0
+            k = int(np.searchsorted(ends, before + room, side="right")) + start  # cells j..k fit
+            if k == j:
+                if self._block_cells:
+                    self._flush_data_block()
+                    continue
+                k = j + 1
+            if not self._block_cells:
+                self._block_first_row = rows.bytes_at(j)
+            self._block += cells[before : int(ends[k - start - 1])]
+            self._block_cells += k - j
+            j = k
+            if j < end:
+                self._flush_data_block()
+
     def add_file_info(self, key: str, value: bytes) -> None:
         """Add (or replace) a file-info entry, e.g. ``schema``, ``minRecordKey``, ``bloomFilterTypeCode``."""
         self._check_open()
@@ -462,3 +541,77 @@ def write_hfile(
     for name, data in (meta_blocks or {}).items():
         writer.add_meta_block(name, data)
     return writer.finish()
+
+
+_COLUMN_CHUNK = 1 << 15  # cells assembled per numpy pass: bounds the gather indexes' memory
+
+
+@dataclass(frozen=True)
+class _Segments:
+    """Variable-length byte strings as one buffer with starts and lengths (an Arrow binary
+    column, or a dictionary column's values looked up per cell)."""
+
+    buffer: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    @staticmethod
+    def of(column: pa.Array, what: str) -> _Segments:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if column.null_count:
+            raise InvalidOptionError(f"{what} must not be null")
+        if pa.types.is_dictionary(column.type):
+            values = _Segments.of(column.dictionary, what)
+            codes = column.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            return _Segments(values.buffer, values.starts[codes], values.lengths[codes])
+        if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type):
+            offset_type = np.int64
+        elif pa.types.is_string(column.type) or pa.types.is_binary(column.type):
+            offset_type = np.int32
+        else:
+            raise InvalidOptionError(f"{what} column must be string or binary, not {column.type}")
+        _, offsets_buf, data_buf = column.buffers()
+        offsets = np.frombuffer(offsets_buf, dtype=offset_type)[
+            column.offset : column.offset + len(column) + 1
+        ]
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        starts = offsets[:-1].astype(np.int64)
+        return _Segments(data, starts, offsets[1:].astype(np.int64) - starts)
+
+    def bytes_at(self, i: int) -> bytes:
+        start = int(self.starts[i])
+        return self.buffer[start : start + int(self.lengths[i])].tobytes()
+
+
+_CELL_HEADER = np.dtype([("key", ">i4"), ("value", ">i4"), ("row", ">u2")])
+_KEY_SUFFIX_ARRAY = np.frombuffer(_KEY_SUFFIX, dtype=np.uint8)
+
+
+def _cell_bytes(rows: _Segments, vals: _Segments, sizes: np.ndarray, start: int, end: int) -> bytes:
+    """Cells ``start:end`` serialized back to back: ``>iiH`` lengths, row, the key suffix
+    (family, qualifier, timestamp, type), value, memstore timestamp 0."""
+    row_len, value_len = rows.lengths[start:end], vals.lengths[start:end]
+    at = np.cumsum(sizes[start:end]) - sizes[start:end]
+    out = np.zeros(int(sizes[start:end].sum()), dtype=np.uint8)
+    header = np.empty(end - start, dtype=_CELL_HEADER)
+    header["key"], header["value"], header["row"] = row_len + 12, value_len, row_len
+    out[at[:, None] + np.arange(_CELL_HEADER.itemsize)] = header.view(np.uint8).reshape(
+        -1, _CELL_HEADER.itemsize
+    )
+    _gather(out, at + _CELL_HEADER.itemsize, rows.buffer, rows.starts[start:end], row_len)
+    suffix_at = at + _CELL_HEADER.itemsize + row_len
+    out[suffix_at[:, None] + np.arange(len(_KEY_SUFFIX))] = _KEY_SUFFIX_ARRAY
+    _gather(out, suffix_at + len(_KEY_SUFFIX), vals.buffer, vals.starts[start:end], value_len)
+    return out.tobytes()  # the trailing memstore timestamp of each cell stays 0
+
+
+def _gather(
+    out: np.ndarray, dest: np.ndarray, source: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+) -> None:
+    """``out[dest[i] : dest[i] + lengths[i]] = source[starts[i] : starts[i] + lengths[i]]`` for all i."""
+    total = int(lengths.sum())
+    if not total:
+        return
+    within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    out[np.repeat(dest, lengths) + within] = source[np.repeat(starts, lengths) + within]
