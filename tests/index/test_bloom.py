@@ -231,3 +231,31 @@ def test_dynamic_filter_matches_hadoop_dynamic_bloom_filter(jvm: Any) -> None:
         theirs.add(jvm.org.apache.hadoop.util.bloom.Key(bytearray(k.encode("utf-8"))))
     assert ours.num_rows == 9
     assert ours.serialize() == _java_serialize(jvm, theirs)
+
+
+@pytest.mark.parametrize("type_code", [SIMPLE, DYNAMIC_V0])
+@pytest.mark.parametrize("seed", range(3))
+def test_add_column_sets_the_bits_add_sets(type_code: str, seed: int) -> None:
+    """A string column's keys hashed from its bytes: the same filter as add() key by key, across
+    dynamic rows being opened and the maximum being reached (then rows reused round robin)."""
+    import pyarrow as pa
+
+    rng = random.Random(seed)
+    alphabet = "abz09-_é漢😀"
+    keys = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(5000)]
+    by_key = BloomFilter.create(700, 1e-3, type_code=type_code, max_entries=2100)
+    by_column = BloomFilter.create(700, 1e-3, type_code=type_code, max_entries=2100)
+    for k in keys[:123]:  # keys added one by one first, pending when the column comes
+        by_key.add(k)
+        by_column.add(k)
+    by_key.add_all(keys[123:])
+    by_column.add_column(pa.array(["pad", *keys[123:]], pa.string()).slice(1))
+    assert by_column.serialize() == by_key.serialize()
+    assert by_column.num_rows == by_key.num_rows
+    by_key.add_all(keys[:400])  # the state after the column continues the same way
+    by_column.add_column(pa.chunked_array([pa.array(keys[:200]), pa.array(keys[200:400])]))
+    assert by_column.serialize() == by_key.serialize()
+    with pytest.raises(InvalidOptionError, match="empty"):
+        by_column.add_column(pa.array(["x"] * 300 + [""]))
+    with pytest.raises(InvalidOptionError, match="None"):
+        by_column.add_column(pa.array(["x", None]))

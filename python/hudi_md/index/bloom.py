@@ -37,6 +37,7 @@ import sys
 from array import array
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -163,8 +164,28 @@ def _words(keys: Sequence[bytes], length: int) -> tuple[list[pa.Array], pa.Array
 def _positions_vectorised(keys: Sequence[bytes], num_hashes: int, vector_size: int) -> list[pa.Array]:
     """``num_hashes`` int64 arrays of bit positions for keys that all have the same byte length."""
     length = len(keys[0])
-    m = _u32s(_M)
     words, partial = _words(keys, length)
+    return _positions_of_words(words, partial, length, num_hashes, vector_size)
+
+
+def _words_of_matrix(keys: np.ndarray, length: int) -> tuple[list[pa.Array], pa.Array | None]:
+    """:func:`_words` of keys given as the rows of a uint8 matrix (one key of ``length`` bytes
+    per row)."""
+
+    stride = (length + 3) >> 2
+    padded = np.zeros((len(keys), stride * 4), dtype=np.uint8)
+    padded[:, :length] = keys
+    flat = padded.view("<u4")  # little-endian words, as _words reads them
+    cols = [pa.array(np.ascontiguousarray(flat[:, j]).astype(np.uint32)) for j in range(stride)]
+    nwords = length >> 2
+    return (cols[:nwords], cols[nwords]) if length & 3 else (cols, None)
+
+
+def _positions_of_words(
+    words: list[pa.Array], partial: pa.Array | None, length: int, num_hashes: int, vector_size: int
+) -> list[pa.Array]:
+    m = _u32s(_M)
+    n = len(words[0]) if words else len(partial)  # type: ignore[arg-type]
     mixed = []
     for w in words:
         k = pc.multiply(w, m)
@@ -182,7 +203,7 @@ def _positions_vectorised(keys: Sequence[bytes], num_hashes: int, vector_size: i
     length_u32 = _u32s(length)
     vs = pa.scalar(vector_size, pa.int64())
     out = []
-    h = pa.nulls(len(keys), pa.uint32()).fill_null(0)  # the first round is seeded with 0
+    h = pa.nulls(n, pa.uint32()).fill_null(0)  # the first round is seeded with 0
     for _ in range(num_hashes):
         h = pc.bit_wise_xor(h, length_u32)
         for k in mixed:
@@ -358,6 +379,60 @@ class BloomFilter:
         for key in keys:
             self.add(key)
 
+    def add_column(self, keys: pa.Array | pa.ChunkedArray) -> None:
+        """:meth:`add` of every key of a string column, in order (the same bits), hashed from the
+        column's bytes without a Python step per key."""
+
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        if keys.null_count:
+            raise InvalidOptionError("bloom filter keys must not be None")
+        if len(keys) < _VECTORISE_FROM:
+            self.add_all(keys.to_pylist())
+            return
+        self._flush()  # keys added before go to their rows first
+        column = keys.cast(pa.large_binary())
+        _, offsets_buf, data_buf = column.buffers()
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[column.offset : column.offset + len(column) + 1]
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        lengths = np.diff(offsets)
+        if not lengths.all():
+            raise InvalidOptionError("bloom filter keys must not be empty")
+        rows = self._rows_for(len(column))
+        chunks = []
+        for length in np.unique(lengths).tolist():
+            idx = np.nonzero(lengths == length)[0]
+            matrix = data[offsets[idx][:, None] + np.arange(length)]
+            words, partial = _words_of_matrix(matrix, length)
+            bit_offsets = pa.array(rows[idx] * (self._nbytes * 8))
+            for pos in _positions_of_words(words, partial, length, self.num_hashes, self.vector_size):
+                chunks.append(pc.add(pos, bit_offsets))
+        self._set_bits(pa.chunked_array(chunks, pa.int64()).to_numpy())
+
+    def _rows_for(self, n: int) -> np.ndarray:
+        """The rows of the next ``n`` keys, advancing the dynamic state as ``n`` calls of
+        :meth:`_next_row` do (a row grows the bits when it is opened)."""
+
+        out = np.zeros(n, dtype=np.int64)
+        if self.type_code == SIMPLE:
+            return out
+        i = 0
+        while i < n:
+            if self._reached_max:
+                out[i:] = (self._cur_index + np.arange(n - i)) % self._rows
+                self._cur_index += n - i
+                self._current += n - i
+                return out
+            if self._current < self._nr:
+                take = min(n - i, self._nr - self._current)
+                out[i : i + take] = self._rows - 1
+                self._current += take
+                i += take
+                continue
+            out[i] = self._next_row()  # opens a row, or reaches the maximum
+            i += 1
+        return out
+
     def might_contain(self, key: str) -> bool:
         self._flush()
         positions = _positions(key.encode("utf-8"), self.num_hashes, self.vector_size)
@@ -451,16 +526,15 @@ class BloomFilter:
             offsets = pa.array([rows[i] * nbytes * 8 for i in idx], pa.int64())
             for pos in _positions_vectorised(keys, self.num_hashes, self.vector_size):
                 chunks.append(pc.add(pos, offsets))
-        import numpy as np
+        self._set_bits(pa.chunked_array(chunks).to_numpy())
 
-        positions = pa.chunked_array(chunks).to_numpy()
-        # OR every bit into its byte in place (the array is a view of the bytearray; `.at` applies
-        # repeated indexes one by one, so bits of one byte accumulate).
-        np.bitwise_or.at(
-            np.frombuffer(bits, dtype=np.uint8),
-            positions >> 3,
-            np.left_shift(1, positions & 7).astype(np.uint8),
-        )
+    def _set_bits(self, positions: np.ndarray) -> None:
+        """Set global bit numbers (row * 8 * nbytes + position) in the rows' bytearray."""
+        flags = np.zeros(len(self._bits) * 8, dtype=bool)
+        flags[positions] = True
+        # bit p of a row is 1 << (p & 7) in byte p >> 3: little bit order
+        view = np.frombuffer(self._bits, dtype=np.uint8)
+        np.bitwise_or(view, np.packbits(flags, bitorder="little"), out=view)
 
 
 def _read_header(raw: bytes, pos: int) -> tuple[int, int, int, int]:

@@ -56,6 +56,15 @@ def min_max_java_strings(keys: Iterable[str]) -> tuple[str | None, str | None]:
     return lo, hi
 
 
+def min_max_java_string_column(column: pa.Array | pa.ChunkedArray) -> tuple[str | None, str | None]:
+    """:func:`min_max_java_strings` of a string column; ASCII columns by Arrow's byte order,
+    which is Java's there."""
+    if not len(column) or not pc.all(pc.string_is_ascii(column)).as_py():
+        return min_max_java_strings(column.to_pylist())
+    bounds = pc.min_max(column)
+    return bounds["min"].as_py(), bounds["max"].as_py()
+
+
 # --- column statistics -------------------------------------------------------------------------------
 
 _SIGNED_BYTES = bytes((b ^ 0x80) for b in range(256))

@@ -35,7 +35,7 @@ from hudi_md.index.bloom import DYNAMIC_V0, BloomFilter
 from hudi_md.metadata.column_ranges import (
     column_ranges_from_parquet,
     columns_to_index,
-    min_max_java_strings,
+    min_max_java_string_column,
 )
 from hudi_md.metadata.records_builder import ColumnRange
 from hudi_md.storage.base import Storage
@@ -165,19 +165,18 @@ def write_base_file(
         if not f.nullable and column.null_count:
             raise InvalidOptionError(f"column {f.name!r} is not nullable in the schema but has nulls")
 
-    keys: list[str] = []
+    key_column = pa.array([], pa.string())
     if record_key_column in data.column_names:
         key_column = data.column(record_key_column)
         if key_column.null_count:
             raise InvalidOptionError(f"{record_key_column} has null values")
-        keys = key_column.to_pylist()
     elif bloom is not None:
         raise InvalidOptionError(f"no {record_key_column} column to fill the bloom filter from")
-    min_key, max_key = min_max_java_strings(keys)
+    min_key, max_key = min_max_java_string_column(key_column)
 
     footer: dict[str, str] = {AVRO_SCHEMA_KEY: _schema_text(schema_obj), WRITER_MODEL_KEY: "avro"}
     if bloom is not None:
-        bloom.add_all(keys)
+        bloom.add_column(key_column)
         # Key order of HoodieBloomFilterWriteSupport.finalizeMetadata's HashMap as parquet-mr writes it.
         if bloom.type_code == DYNAMIC_V0:
             footer[BLOOM_TYPE_CODE_KEY] = bloom.type_code
