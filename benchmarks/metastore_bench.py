@@ -3,6 +3,7 @@ table's own MDT, and a load test of the server.
 
     .venv/bin/python benchmarks/metastore_bench.py --partitions 1000 --partitions 10000 [--db URL]
         [--clients 4] [--load-seconds 20]
+    .venv/bin/python benchmarks/metastore_bench.py --table PATH [--db URL] ...
 
 For each size a table of N partitions (``dt=p00000`` ..., five rows each, one file per partition)
 is written with ``hudi_md.write`` while a ``hudi-md metastore serve`` process (SQLite by default,
@@ -12,7 +13,10 @@ the MDT: "cold" on a newly opened table each time, "warm" repeated on one opened
 ``--repeats``), with the requests each made (HTTP requests to the server; storage requests).
 The load test runs ``--clients`` processes planning random one-partition queries through the
 server for ``--load-seconds`` and reports throughput, p50/p99 latency and errors. Figures are
-ratios between the two planners in the same run. Results are appended to
+ratios between the two planners in the same run. ``--table PATH`` takes an existing table of one
+``dt`` partition per file instead (e.g. plan_scale_bench's 100k-partition table, whose writing
+takes ~1 h): a copy of it is registered with ``hudi-md metastore register`` and snapshot-synced,
+the rest is the same. Results are appended to
 benchmarks/results/metastore_bench.jsonl.
 """
 
@@ -40,6 +44,7 @@ from hudi_md.metastore.client import MetastoreClient
 
 REPO = Path(__file__).resolve().parents[1]
 HUDI_MD = Path(sys.executable).with_name("hudi-md")
+TIMEOUT = "hoodie.metaserver.request.timeout.seconds"
 
 
 def _free_port() -> int:
@@ -48,7 +53,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(db: str, log: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+def start_server(
+    db: str, log: Path, max_body_mb: float = 16.0
+) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
     import httpx
 
     token = subprocess.run(
@@ -57,7 +64,19 @@ def start_server(db: str, log: Path) -> tuple[subprocess.Popen[bytes], dict[str,
     port = _free_port()
     out = open(log, "wb")  # noqa: SIM115 - the server's log, for as long as it runs
     proc = subprocess.Popen(
-        [str(HUDI_MD), "metastore", "serve", "--db", db, "--port", str(port), "--log-level", "warning"],
+        [
+            str(HUDI_MD),
+            "metastore",
+            "serve",
+            "--db",
+            db,
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--max-body-mb",
+            str(max_body_mb),
+        ],
         stdout=out,
         stderr=subprocess.STDOUT,
     )
@@ -72,6 +91,8 @@ def start_server(db: str, log: Path) -> tuple[subprocess.Popen[bytes], dict[str,
         "hoodie.metaserver.enabled": "true",
         "hoodie.metaserver.uris": url,
         "hoodie.metaserver.token": token,
+        # a 100k-file commit waits for the snapshot sync of the one before it
+        TIMEOUT: "3600",
     }
     return proc, ms
 
@@ -144,13 +165,33 @@ def warm(path: str, options: dict[str, str], where: list[tuple[str, str, Any]], 
     return statistics.median(times)
 
 
-def _load_worker(args: tuple[str, dict[str, str], int, float, int]) -> dict[str, Any]:
-    name, ms, partitions, seconds, seed = args
+def register_table(path: str, ms: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [
+            *(str(HUDI_MD), "metastore", "register", path, "--no-progress"),
+            *("--db", "bench", "--table", "bench"),
+            *(
+                "-o",
+                f"hoodie.metaserver.request.timeout.seconds={ms['hoodie.metaserver.request.timeout.seconds']}",
+            ),
+            *(f"--uri={ms['hoodie.metaserver.uris']}", f"--token={ms['hoodie.metaserver.token']}"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode:
+        raise RuntimeError(f"hudi-md metastore register failed: {done.stderr.strip()}")
+    return time.perf_counter() - start
+
+
+def _load_worker(args: tuple[str, dict[str, str], list[str], float, int]) -> dict[str, Any]:
+    name, ms, values, seconds, seed = args
     rng = random.Random(seed)
     latencies, errors = [], 0
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        where = [("dt", "=", f"p{rng.randrange(partitions):05d}")]
+        where = [("dt", "=", rng.choice(values))]
         start = time.perf_counter()
         try:
             plan = hudi_md.open_table(name, ms).plan(where)
@@ -162,12 +203,10 @@ def _load_worker(args: tuple[str, dict[str, str], int, float, int]) -> dict[str,
     return {"latencies": latencies, "errors": errors}
 
 
-def load_test(ms: dict[str, str], partitions: int, clients: int, seconds: float) -> dict[str, Any]:
+def load_test(ms: dict[str, str], values: list[str], clients: int, seconds: float) -> dict[str, Any]:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(clients) as pool:
-        results = pool.map(
-            _load_worker, [("bench.bench", ms, partitions, seconds, i) for i in range(clients)]
-        )
+        results = pool.map(_load_worker, [("bench.bench", ms, values, seconds, i) for i in range(clients)])
     lat = sorted(x for r in results for x in r["latencies"])
     q = statistics.quantiles(lat, n=100) if len(lat) >= 2 else [float("nan")] * 99
     return {
@@ -181,23 +220,40 @@ def load_test(ms: dict[str, str], partitions: int, clients: int, seconds: float)
     }
 
 
-def run(partitions: int, db: str | None, clients: int, load_seconds: float, repeats: int) -> dict[str, Any]:
+def run(
+    partitions: int,
+    db: str | None,
+    clients: int,
+    load_seconds: float,
+    repeats: int,
+    existing: str | None = None,
+    max_body_mb: float = 16.0,
+) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="hudi-md-ms-bench-"))
     try:
         db_url = db or f"sqlite:///{root / 'metastore.db'}"
-        proc, ms = start_server(db_url, root / "server.log")
+        proc, ms = start_server(db_url, root / "server.log", max_body_mb)
         try:
             path = str(root / "t")
-            build_s = build_table(path, partitions, ms)
+            if existing:
+                shutil.copytree(existing, path)
+                values = sorted(d.split("=", 1)[1] for d in os.listdir(path) if d.startswith("dt="))
+                partitions = len(values)
+                build_s = register_table(path, ms)
+            else:
+                values = [f"p{i:05d}" for i in range(partitions)]
+                build_s = build_table(path, partitions, ms)
             sync_s = wait_synced(ms)
-            where = [("dt", "=", "p00042")]
+            where = [("dt", "=", values[42])]
             via_server = [plan_once(path, ms, where) for _ in range(repeats)]
             via_mdt = [plan_once(path, {}, where) for _ in range(repeats)]
             assert via_server[0]["slices"] == via_mdt[0]["slices"] == 1
             result = {
                 "partitions": partitions,
                 "db": db_url.split(":", 1)[0],
-                "build_s": round(build_s, 1),
+                "max_body_mb": max_body_mb,
+                "table": "registered copy of " + existing if existing else "written with the server on",
+                "build_s" if not existing else "register_s": round(build_s, 1),
                 "snapshot_sync_s": round(sync_s, 1),
                 "server_cold_s": round(statistics.median(r["s"] for r in via_server), 4),
                 "mdt_cold_s": round(statistics.median(r["s"] for r in via_mdt), 4),
@@ -211,7 +267,7 @@ def run(partitions: int, db: str | None, clients: int, load_seconds: float, repe
             result["cold_ratio_server_over_mdt"] = round(result["server_cold_s"] / result["mdt_cold_s"], 3)
             result["warm_ratio_server_over_mdt"] = round(result["server_warm_s"] / result["mdt_warm_s"], 3)
             if clients:
-                result["load"] = load_test(ms, partitions, clients, load_seconds)
+                result["load"] = load_test(ms, values, clients, load_seconds)
             return result
         finally:
             proc.terminate()
@@ -227,16 +283,18 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--load-seconds", type=float, default=20.0)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--max-body-mb", type=float, default=16.0, help="the server's request body limit")
+    ap.add_argument("--table", default=None, help="an existing table of dt partitions to register instead")
     args = ap.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO)
     out = REPO / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
-    for n in args.partitions or [1000, 10000]:
+    for n in args.partitions or ([0] if args.table else [1000, 10000]):
         result = {
             "commit": commit.stdout.strip(),
             "cores": os.cpu_count(),
             "load_before": os.getloadavg(),
-            **run(n, args.db, args.clients, args.load_seconds, args.repeats),
+            **run(n, args.db, args.clients, args.load_seconds, args.repeats, args.table, args.max_body_mb),
         }
         print(json.dumps(result, indent=2), flush=True)
         with open(out / "metastore_bench.jsonl", "a") as f:

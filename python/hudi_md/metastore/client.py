@@ -17,11 +17,10 @@ from pydantic import BaseModel, TypeAdapter
 
 from hudi_md.errors import InvalidOptionError, MetastoreError
 from hudi_md.metastore import protocol as P
-from hudi_md.metastore.options import METASERVER_TOKEN, metaserver_uri
+from hudi_md.metastore.options import DEFAULT_TIMEOUT_S, METASERVER_TOKEN, metaserver_timeout, metaserver_uri
 
 M = TypeVar("M", bound=BaseModel)
-DEFAULT_TIMEOUT_S = 30.0
-_SHARED: dict[tuple[str, str | None], MetastoreClient] = {}
+_SHARED: dict[tuple[str, str | None, float], MetastoreClient] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -52,11 +51,12 @@ class MetastoreClient:
         if uri is None:
             return None
         token = options.get(METASERVER_TOKEN)
-        key = (uri, str(token) if token else None)
+        timeout = metaserver_timeout(options)
+        key = (uri, str(token) if token else None, timeout)
         with _SHARED_LOCK:
             client = _SHARED.get(key)
             if client is None:
-                client = _SHARED[key] = cls(*key)
+                client = _SHARED[key] = cls(uri, key[1], timeout_s=timeout)
         return client
 
     def close(self) -> None:

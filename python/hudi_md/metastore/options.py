@@ -12,6 +12,23 @@ METASERVER_ENABLED = "hoodie.metaserver.enabled"
 METASERVER_URIS = "hoodie.metaserver.uris"
 # hudi-md's: the bearer token for writes (and reads, when the server wants one).
 METASERVER_TOKEN = "hoodie.metaserver.token"
+# hudi-md's: how long a request may wait for the server's answer (a commit of 10^5 files waits for
+# the snapshot sync of the commit before it, which holds the table for as long as it writes)
+METASERVER_TIMEOUT = "hoodie.metaserver.request.timeout.seconds"
+DEFAULT_TIMEOUT_S = 30.0
+
+
+def metaserver_timeout(options: Mapping[str, Any]) -> float:
+    raw = options.get(METASERVER_TIMEOUT)
+    if raw is None or raw == "":
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = -1.0
+    if not value > 0:
+        raise InvalidOptionError(f"{METASERVER_TIMEOUT} must be a positive number of seconds, not {raw!r}")
+    return value
 
 
 def metaserver_uri(options: Mapping[str, Any]) -> str | None:

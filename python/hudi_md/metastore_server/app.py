@@ -163,7 +163,12 @@ class BodyLimit:
 
     async def _refuse(self, send: Any) -> None:
         body = json.dumps(
-            {"error": {"code": "too_large", "message": f"request bodies are at most {self.limit} bytes"}}
+            {
+                "error": {
+                    "code": "too_large",
+                    "message": f"request bodies are at most {self.limit} bytes (the server's --max-body-mb)",
+                }
+            }
         ).encode()
         await send(
             {
