@@ -255,6 +255,10 @@ def test_add_column_sets_the_bits_add_sets(type_code: str, seed: int) -> None:
     by_key.add_all(keys[:400])  # the state after the column continues the same way
     by_column.add_column(pa.chunked_array([pa.array(keys[:200]), pa.array(keys[200:400])]))
     assert by_column.serialize() == by_key.serialize()
+    for size in (3, 20):  # small columns: scalar below 8 keys, vectorised from there
+        by_key.add_all(keys[1000 : 1000 + size])
+        by_column.add_column(pa.array(keys[1000 : 1000 + size]))
+        assert by_column.serialize() == by_key.serialize()
     with pytest.raises(InvalidOptionError, match="empty"):
         by_column.add_column(pa.array(["x"] * 300 + [""]))
     with pytest.raises(InvalidOptionError, match="None"):
