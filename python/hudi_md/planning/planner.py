@@ -24,6 +24,7 @@ from hudi_md.planning.evaluators import (
     to_arrow_expression,
 )
 from hudi_md.planning.expressions import Expression
+from hudi_md.planning.partition_keys import partition_keys
 from hudi_md.planning.visitors import referenced_columns
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
@@ -231,11 +232,20 @@ def plan_scan(
     counters: dict[str, int] = {}
     schema = table.schema if expr is not None else None
     matching = getattr(table.listing, "matching_partitions", None) if schema is not None else None
+    by_keys = getattr(table.listing, "partitions_with_keys", None) if schema is not None else None
+    keys = None
+    if by_keys is not None and expr is not None and schema is not None:
+        keys = partition_keys(expr, table.partition_scheme, _partition_schema(table.partition_scheme, schema))
     if matching is not None and expr is not None and table.partition_scheme.is_identity:
         # a catalog prunes by partition values itself (the metastore: one SQL query), so the
         # table's partitions are never all fetched
         partitions = matching(expr, table.partition_scheme.fields)
         counters["partitions_from_catalog"] = len(partitions)
+    elif keys is not None and by_keys is not None:
+        # the filter names the partitions' paths or path prefixes: point and prefix lookups of
+        # the MDT files partition, not the partition list
+        partitions = by_keys(keys.paths, keys.prefixes) if not keys.is_empty else []
+        counters["partitions_from_keys"] = len(partitions)
     else:
         partitions = table.partitions()
         counters["partitions"] = len(partitions)

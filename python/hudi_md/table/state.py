@@ -98,6 +98,7 @@ class TableState:
         self._open_metadata = open_metadata
         self.metadata_error: Exception | None = None
         self._archived: bool | None = None
+        self._latest_view: tuple[Timeline, FileSystemView] | None = None
 
     # --- what the table is ---------------------------------------------------------------------
 
@@ -175,8 +176,18 @@ class TableState:
         return storage_listing(self.storage, self.config.to_dict())
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        """The view as of ``as_of`` (None: the latest). The latest view is kept: a state is a
+        snapshot, and the view caches the file groups of every partition it was asked for, so a
+        plan repeated on this state builds none again."""
         listing = self.source.listing(as_of) if self.source is not None and as_of else self.listing
-        return FileSystemView(self.config, self.timeline, listing, as_of=as_of)
+        if as_of is None:
+            kept = self._latest_view
+            if kept is not None and kept[0] is self.timeline and kept[1].listing is listing:
+                return kept[1]
+        view = FileSystemView(self.config, self.timeline, listing, as_of=as_of)
+        if as_of is None:
+            self._latest_view = (self.timeline, view)
+        return view
 
     def partitions(self) -> list[str]:
         return self.listing.all_partitions()

@@ -41,7 +41,10 @@ from hudi_md.storage import BytesInputFile, InputFile
 __all__ = ["HFileReader"]
 
 _OPEN_TAIL_BYTES = 64 << 10  # one read usually covers trailer + load-on-open (the whole file if small)
-_SCAN_READAHEAD = 4 << 20  # full scans read this much per request instead of one block at a time
+_SCAN_READAHEAD = 4 << 20  # a cursor walking block to block ramps its reads up to this
+# A full scan reads the whole data section in one request (up to this much): it reads every byte
+# anyway, and on an object store one large GET costs far less than many.
+_SCAN_READ_LIMIT = 256 << 20
 _WALK_READAHEAD_START = 256 << 10  # a cursor stepping block to block ramps its reads up from here
 _DATA_CACHE_BYTES = 32 << 20  # decoded data blocks kept per reader (MDT blocks are ~1 MB)
 _INDEX_CACHE_BLOCKS = 256  # non-root index blocks (only multi-level HBase files have them)
@@ -70,6 +73,12 @@ def _as_key(key: bytes | str) -> bytes:
     raise TypeError(f"HFile keys are bytes or str, not {type(key).__name__}")
 
 
+def _successor(prefix: bytes) -> bytes | None:
+    """The least key greater than every key starting with ``prefix`` (None: there is none)."""
+    p = prefix.rstrip(b"\xff")
+    return p[:-1] + bytes([p[-1] + 1]) if p else None
+
+
 class HFileReader:
     """Reads an HFile v3 as Hudi writes it (HBase-written ≤ 1.0.x files and native 1.1+ files).
 
@@ -92,6 +101,8 @@ class HFileReader:
         self._lock = threading.RLock()
         self._buf_start = 0
         self._buf = b""
+        # Spans of data blocks read ahead by one batch operation (see _prefetch_key_ranges).
+        self._prefetched: list[tuple[int, bytes]] = []
         self._data_cache: OrderedDict[int, _DataBlock] = OrderedDict()
         self._data_cache_bytes = 0
         self._index_cache: OrderedDict[int, tuple[list[bytes], list[int], list[int]]] = OrderedDict()
@@ -208,7 +219,7 @@ class HFileReader:
         """Values of every present key (first cell each), walking the file once in key order."""
         wanted = sorted({_as_key(k) for k in keys})
         found: dict[bytes, bytes] = {}
-        with self._guard("batch lookup failed"):
+        with self._guard("batch lookup failed"), self._prefetch_key_ranges([(k, k + b"\0") for k in wanted]):
             cursor = _Cursor(self)
             for k in wanted:
                 if not cursor.seek(k):
@@ -224,17 +235,26 @@ class HFileReader:
                 return
             start = self._locate(b"")
             assert start is not None
-            block: _DataBlock | None = self._data_block(start[0], start[1], _SCAN_READAHEAD, cache=False)
-            count = 0
-            previous_last: bytes | None = None
-            while block is not None:
-                if block.rows:
-                    if previous_last is not None and block.rows[0] < previous_last:
-                        raise Corrupt(f"data block at {block.offset} starts below its predecessor's last row")
-                    previous_last = block.rows[-1]
-                    count += len(block.rows)
-                    yield from zip(block.rows, block.values, strict=True)
-                block = self._next_data_block(block, _SCAN_READAHEAD, cache=False)
+            # up to the trailer: the last block's read peeks at the header after it
+            readahead = min(self._size - TRAILER_SIZE - start[0], _SCAN_READ_LIMIT)
+            try:
+                block: _DataBlock | None = self._data_block(start[0], start[1], readahead, cache=False)
+                count = 0
+                previous_last: bytes | None = None
+                while block is not None:
+                    if block.rows:
+                        if previous_last is not None and block.rows[0] < previous_last:
+                            raise Corrupt(
+                                f"data block at {block.offset} starts below its predecessor's last row"
+                            )
+                        previous_last = block.rows[-1]
+                        count += len(block.rows)
+                        yield from zip(block.rows, block.values, strict=True)
+                    block = self._next_data_block(block, readahead, cache=False)
+            finally:
+                with self._lock:  # the scan's buffer may be the whole file: do not keep it
+                    if len(self._buf) > _SCAN_READAHEAD:
+                        self._buf_start, self._buf = 0, b""
             if count != self.trailer.entry_count:
                 raise Corrupt(f"scan found {count} cells, trailer says {self.trailer.entry_count}")
             if self._last_row is not None and previous_last != self._last_row:
@@ -257,7 +277,8 @@ class HFileReader:
         return self._scan_prefixes(reduced)
 
     def _scan_prefixes(self, prefixes: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
-        with self._guard("prefix scan failed"):
+        ranges = [(p, _successor(p)) for p in prefixes]
+        with self._guard("prefix scan failed"), self._prefetch_key_ranges(ranges):
             cursor = _Cursor(self)
             for p in prefixes:
                 if not cursor.seek(p):
@@ -266,6 +287,26 @@ class HFileReader:
                     yield cursor.row, cursor.value
                     if not cursor.advance():
                         return
+
+    def scan_range(self, low: bytes | str, high: bytes | str | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """Every ``(row, value)`` with ``low <= row < high`` (``high`` None: to the end), in file
+        order, reading only the data blocks that may hold such rows (in one request when they are
+        adjacent)."""
+        lo = _as_key(low)
+        hi = None if high is None else _as_key(high)
+        if hi is not None and hi <= lo:
+            return iter(())
+        return self._scan_range(lo, hi)
+
+    def _scan_range(self, lo: bytes, hi: bytes | None) -> Iterator[tuple[bytes, bytes]]:
+        with self._guard("range scan failed"), self._prefetch_key_ranges([(lo, hi)]):
+            cursor = _Cursor(self)
+            if not cursor.seek(lo):
+                return
+            while hi is None or cursor.row < hi:
+                yield cursor.row, cursor.value
+                if not cursor.advance():
+                    return
 
     def __repr__(self) -> str:
         t = self.trailer
@@ -294,6 +335,9 @@ class HFileReader:
         start = offset - self._buf_start
         if start >= 0 and start + length <= len(self._buf):
             return self._buf[start : start + length]
+        for span_start, span in self._prefetched:
+            if span_start <= offset and offset + length <= span_start + len(span):
+                return span[offset - span_start : offset - span_start + length]
         want = min(max(length, readahead), self._size - offset)
         data = self._source.read(offset, want)
         if len(data) != want:
@@ -394,6 +438,51 @@ class HFileReader:
             if len(self._index_cache) > _INDEX_CACHE_BLOCKS:
                 self._index_cache.popitem(last=False)
             return entry
+
+    @contextmanager
+    def _prefetch_key_ranges(self, ranges: list[tuple[bytes, bytes | None]]) -> Iterator[None]:
+        """Read, before a batch operation, the data blocks that may hold rows in the key ranges
+        ``[low, high)`` (``high`` None: to the end): adjacent blocks in one request, blocks already
+        decoded not at all. Only a single-level index says where every block is without reading
+        index blocks; with more levels blocks are read as the cursor reaches them."""
+        if self.trailer.num_data_index_levels != 1 or not self._root_rows or not ranges:
+            yield
+            return
+        rows = self._root_rows
+        wanted: list[tuple[int, int]] = []
+        for lo, hi in ranges:
+            if self._last_row is not None and lo > self._last_row:
+                continue
+            first = floor_entry(rows, lo)
+            last = len(rows) - 1 if hi is None else floor_entry(rows, hi)
+            if wanted and first <= wanted[-1][1] + 1:
+                wanted[-1] = (wanted[-1][0], max(wanted[-1][1], last))
+            else:
+                wanted.append((first, max(first, last)))
+        limit = self._size - TRAILER_SIZE
+        spans: list[tuple[int, int]] = []
+        with self._lock:
+            for first, last in wanted:
+                for i in range(first, last + 1):
+                    if self._root_offsets[i] in self._data_cache:
+                        continue
+                    if spans and spans[-1][1] == i - 1:
+                        spans[-1] = (spans[-1][0], i)
+                    else:
+                        spans.append((i, i))
+            for first, last in spans:
+                start = self._root_offsets[first]
+                # the block header after the last block too: _fetch peeks at it
+                end = min(self._root_offsets[last] + self._root_sizes[last] + HEADER_SIZE, limit)
+                data = self._source.read(start, end - start)
+                if len(data) != end - start:
+                    raise Corrupt(f"short read: {len(data)} of {end - start} bytes at {start}")
+                self._prefetched.append((start, bytes(data)))
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._prefetched = []
 
     def _locate(self, key: bytes) -> tuple[int, int] | None:
         """``(offset, size)`` of the data block where a forward search for ``key`` must start."""
