@@ -34,12 +34,15 @@ from hudi_md.storage import InputFile, InputSlice, RangeCachedFile
 
 __all__ = ["LogBlockFrame", "iter_log_frames"]
 
-# A file up to this size is read with one request: as cheap as the two reads that frame a block.
-WHOLE_FILE_BYTES = 256 << 10
-# The first read at a block: its head (the MDT schema header is ~10 KiB) and, often, more.
-HEAD_BYTES = 64 << 10
-# Read with a block's footer: the end of its content (an HFile's trailer and root index).
-TAIL_BYTES = 64 << 10
+# A file up to this size is read with one request: about what framing a block reads anyway.
+WHOLE_FILE_BYTES = 64 << 10
+# The first read at a block: its head (an MDT block's schema header is ~9 KiB); a longer head is
+# read again in full.
+HEAD_BYTES = 16 << 10
+# Read with a block's footer: the end of its content, where an HFile keeps its trailer, root index
+# and file info (the schema again, ~9 KiB); an HFile opened on the content reads this much of its
+# end (see HFileReader's open_tail_bytes), so its opening sends no request of its own.
+TAIL_BYTES = 32 << 10
 
 
 @dataclass(frozen=True)
@@ -157,8 +160,12 @@ def iter_log_frames(
                 f"(block byte {content_end - body_start})",
             )
         tail_from = max(content_offset, content_end - tail_bytes)
-        tail = memoryview(cache.prefetch(tail_from, end - tail_from))[content_end - tail_from :]
-        footer = parse_block_tail(tail, content_end - body_start, block_length, name, offset)
+        # on through the head of the next block, if any: its first read then sends no request
+        tail_to = min(size, end + max(head_bytes, PREFIX_LEN))
+        tail = memoryview(cache.prefetch(tail_from, tail_to - tail_from))[: end - tail_from]
+        footer = parse_block_tail(
+            tail[content_end - tail_from :], content_end - body_start, block_length, name, offset
+        )
         yield LogBlockFrame(
             block_type=parsed.block_type,
             header=parsed.header,

@@ -21,7 +21,7 @@ from hudi_md.errors import HudiMdError, MetadataTableError
 from hudi_md.formats.avro import decode_schemaless
 from hudi_md.formats.hfile import HFileReader
 from hudi_md.formats.logfile import DeleteRecord, LogBlockType
-from hudi_md.formats.logframes import LogBlockFrame, iter_log_frames
+from hudi_md.formats.logframes import TAIL_BYTES, LogBlockFrame, iter_log_frames
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
 from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
@@ -204,7 +204,7 @@ class MetadataTable:
         with self._lock:
             reader = self._block_readers.get(key)
         if reader is None:
-            reader = HFileReader(frame.content_file())
+            reader = HFileReader(frame.content_file(), open_tail_bytes=TAIL_BYTES)
             with self._lock:
                 self._block_readers[key] = reader
         return reader

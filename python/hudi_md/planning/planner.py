@@ -86,13 +86,22 @@ def _stats_map(
     return out
 
 
+def _stats_columns(table: TableState, expr: Expression, schema: pa.Schema) -> list[str]:
+    """The columns whose stats may prune: those the filter tests, but for the columns of an
+    identity partitioning, which partition pruning has decided already (their stats would cost a
+    lookup per partition and prune nothing more)."""
+    scheme = table.partition_scheme
+    exact = set(scheme.fields) if scheme.is_identity else set()
+    return [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0 and c not in exact]
+
+
 def prune_by_partition_stats(
     table: TableState, partitions: list[str], expr: Expression, schema: pa.Schema
 ) -> list[str]:
     mdt = table.metadata_table
     if mdt is None or "partition_stats" not in mdt.available_partitions or not partitions:
         return partitions
-    columns = [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0]
+    columns = _stats_columns(table, expr, schema)
     if not columns:
         return partitions
     stats = _stats_map(mdt.partition_stats(columns, partitions), lambda s: s.partition_path)
@@ -108,7 +117,7 @@ def prune_by_column_stats(
     if mdt is None or "column_stats" not in mdt.available_partitions or not slices:
         return slices
     schema = schema if schema is not None else table.schema
-    columns = [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0]
+    columns = _stats_columns(table, expr, schema)
     if not columns:
         return slices
     partitions = sorted({s.partition_path for s in slices})

@@ -82,10 +82,11 @@ def _successor(prefix: bytes) -> bytes | None:
 class HFileReader:
     """Reads an HFile v3 as Hudi writes it (HBase-written ≤ 1.0.x files and native 1.1+ files).
 
-    Opening costs one range read (two when the load-on-open section is larger than 64 KiB); a lookup
-    then reads only the index and data blocks on its path, and decoded blocks stay in a small LRU so
-    batched lookups walk each block once. Rows compare as unsigned bytes. Every malformed input
-    raises :class:`~hudi_md.errors.HFileFormatError` naming the file.
+    Opening costs one range read of the file's last ``open_tail_bytes`` (two when the trailer and
+    load-on-open section are longer); a lookup then reads only the index and data blocks on its
+    path, and decoded blocks stay in a small LRU so batched lookups walk each block once. Rows
+    compare as unsigned bytes. Every malformed input raises
+    :class:`~hudi_md.errors.HFileFormatError` naming the file.
 
     Thread safety: block fetching is serialized by a lock, so one reader may serve concurrent
     ``get`` calls; each iterator must still be consumed by a single thread.
@@ -94,8 +95,11 @@ class HFileReader:
     trailer: HFileTrailer
     file_info: dict[str, bytes]  # raw file-info map, keys decoded as UTF-8
 
-    def __init__(self, source: InputFile, *, verify_checksums: bool = True) -> None:
+    def __init__(
+        self, source: InputFile, *, verify_checksums: bool = True, open_tail_bytes: int = _OPEN_TAIL_BYTES
+    ) -> None:
         self._source = source
+        self._open_tail_bytes = open_tail_bytes
         self.name: str = str(getattr(source, "name", "<input>"))
         self._verify = verify_checksums
         self._lock = threading.RLock()
@@ -103,6 +107,7 @@ class HFileReader:
         self._buf = b""
         # Spans of data blocks read ahead by one batch operation (see _prefetch_key_ranges).
         self._prefetched: list[tuple[int, bytes]] = []
+        self._root_position: dict[int, int] | None = None
         self._data_cache: OrderedDict[int, _DataBlock] = OrderedDict()
         self._data_cache_bytes = 0
         self._index_cache: OrderedDict[int, tuple[list[bytes], list[int], list[int]]] = OrderedDict()
@@ -124,7 +129,7 @@ class HFileReader:
         self._size = size
         if size < TRAILER_SIZE:
             raise Corrupt(f"file of {size} bytes is shorter than the {TRAILER_SIZE}-byte HFile trailer")
-        tail = min(size, _OPEN_TAIL_BYTES)
+        tail = min(size, max(self._open_tail_bytes, TRAILER_SIZE))
         self._read(size - tail, tail)
         t = parse_trailer(self._read(size - TRAILER_SIZE, TRAILER_SIZE), size)
         self.trailer = t
@@ -280,11 +285,13 @@ class HFileReader:
         ranges = [(p, _successor(p)) for p in prefixes]
         with self._guard("prefix scan failed"), self._prefetch_key_ranges(ranges):
             cursor = _Cursor(self)
-            for p in prefixes:
+            for p, end in ranges:
                 if not cursor.seek(p):
                     return
                 while cursor.row.startswith(p):
                     yield cursor.row, cursor.value
+                    if end is not None and cursor.last_below(end):
+                        break  # the next block starts past the prefix: not read
                     if not cursor.advance():
                         return
 
@@ -305,6 +312,8 @@ class HFileReader:
                 return
             while hi is None or cursor.row < hi:
                 yield cursor.row, cursor.value
+                if hi is not None and cursor.last_below(hi):
+                    return  # the next block starts at or past ``hi``: not read
                 if not cursor.advance():
                     return
 
@@ -443,37 +452,17 @@ class HFileReader:
     def _prefetch_key_ranges(self, ranges: list[tuple[bytes, bytes | None]]) -> Iterator[None]:
         """Read, before a batch operation, the data blocks that may hold rows in the key ranges
         ``[low, high)`` (``high`` None: to the end): adjacent blocks in one request, blocks already
-        decoded not at all. Only a single-level index says where every block is without reading
-        index blocks; with more levels blocks are read as the cursor reaches them."""
-        if self.trailer.num_data_index_levels != 1 or not self._root_rows or not ranges:
+        decoded not at all. A multi-level index is walked (its blocks cached) to find the first
+        and last block of each range."""
+        if not self._root_rows or not ranges:
             yield
             return
-        rows = self._root_rows
-        wanted: list[tuple[int, int]] = []
-        for lo, hi in ranges:
-            if self._last_row is not None and lo > self._last_row:
-                continue
-            first = floor_entry(rows, lo)
-            last = len(rows) - 1 if hi is None else floor_entry(rows, hi)
-            if wanted and first <= wanted[-1][1] + 1:
-                wanted[-1] = (wanted[-1][0], max(wanted[-1][1], last))
-            else:
-                wanted.append((first, max(first, last)))
-        limit = self._size - TRAILER_SIZE
-        spans: list[tuple[int, int]] = []
         with self._lock:
-            for first, last in wanted:
-                for i in range(first, last + 1):
-                    if self._root_offsets[i] in self._data_cache:
-                        continue
-                    if spans and spans[-1][1] == i - 1:
-                        spans[-1] = (spans[-1][0], i)
-                    else:
-                        spans.append((i, i))
-            for first, last in spans:
-                start = self._root_offsets[first]
+            spans = self._block_spans(ranges)
+            limit = self._size - TRAILER_SIZE
+            for start, end in spans:
                 # the block header after the last block too: _fetch peeks at it
-                end = min(self._root_offsets[last] + self._root_sizes[last] + HEADER_SIZE, limit)
+                end = min(end + HEADER_SIZE, limit)
                 data = self._source.read(start, end - start)
                 if len(data) != end - start:
                     raise Corrupt(f"short read: {len(data)} of {end - start} bytes at {start}")
@@ -483,6 +472,52 @@ class HFileReader:
         finally:
             with self._lock:
                 self._prefetched = []
+
+    def _block_spans(self, ranges: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        """Byte spans ``[start, end)`` of the data blocks not yet decoded that the key ranges need,
+        adjacent ones merged."""
+        blocks: list[tuple[int, int]] = []  # (offset, size) of each needed block, or of a run
+        if self.trailer.num_data_index_levels == 1:
+            rows = self._root_rows
+            for lo, hi in ranges:
+                if self._last_row is not None and lo > self._last_row:
+                    continue
+                last = len(rows) - 1 if hi is None else floor_entry(rows, hi)
+                for i in range(floor_entry(rows, lo), max(floor_entry(rows, lo), last) + 1):
+                    blocks.append((self._root_offsets[i], self._root_sizes[i]))
+        else:
+            for lo, hi in ranges:
+                if self._last_row is not None and lo > self._last_row:
+                    continue
+                first = self._locate(lo)
+                last = self._locate(hi) if hi is not None else None
+                if first is None:
+                    continue
+                if last is None:
+                    blocks.append((first[0], self._data_end - first[0]))
+                elif last[0] >= first[0]:
+                    blocks.append((first[0], last[0] + last[1] - first[0]))
+        spans: list[tuple[int, int]] = []
+        for offset, size in sorted(set(blocks)):
+            if offset in self._data_cache and size == self._data_cache[offset].total_size:
+                continue
+            if spans and offset <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], offset + size))
+            else:
+                spans.append((offset, offset + size))
+        return spans
+
+    def _next_block_at_or_after(self, offset: int, key: bytes) -> bool:
+        """Whether no cell below ``key`` follows the data block at ``offset`` (known from a
+        single-level index without reading on: an index row is at most its block's first row)."""
+        if self.trailer.num_data_index_levels != 1:
+            return False
+        if self._root_position is None:
+            self._root_position = {off: i for i, off in enumerate(self._root_offsets)}
+        i = self._root_position.get(offset)
+        if i is None:
+            return False
+        return i + 1 >= len(self._root_rows) or self._root_rows[i + 1] >= key
 
     def _locate(self, key: bytes) -> tuple[int, int] | None:
         """``(offset, size)`` of the data block where a forward search for ``key`` must start."""
@@ -550,6 +585,13 @@ class _Cursor:
                 return True
             if not self._next_block():
                 return False
+
+    def last_below(self, key: bytes) -> bool:
+        """Whether the cell here is the last one below ``key`` that the file can hold, as far as
+        the index tells without reading another block."""
+        block = self._block
+        assert block is not None
+        return self._pos == len(block.rows) - 1 and self._reader._next_block_at_or_after(block.offset, key)
 
     def advance(self) -> bool:
         """Step to the next cell; ``False`` at the end of the file."""
