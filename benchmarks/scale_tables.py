@@ -7,10 +7,11 @@ A table of N partitions ``dt=p0000000`` ... (hive-style, identity partitioning),
 ``v`` is clustered (each file holds one narrow range of it) and ``v >= x`` selects a known share of
 the files. The first commit is a bulk_insert of every row; a second commit upserts a few rows of
 ``UPSERT_PARTITIONS`` partitions, so the latest commit (whose metadata a reader takes the schema
-from) is a small one as on a table that is written to every day, and the MDT has two deltacommits
-to merge. MDT partitions: files, column_stats (all columns), partition_stats (hudi-md's defaults).
+from) is a small one as on a table that is written to every day, and the MDT has deltacommits to
+merge; its inline clean deletes the file versions the upsert replaced. MDT partitions: files,
+column_stats (all columns), partition_stats (hudi-md's defaults).
 
-Tables are built once per size and kept (``<root>/t<N>``, with a ``BUILT`` marker holding the
+Tables are built once per size and kept (``<root>/t<N>``, beside it ``t<N>.built`` holding the
 build's figures); a half-built table (no marker) is removed and built again.
 """
 
@@ -39,6 +40,10 @@ OPTIONS = {
     "hoodie.datasource.write.partitionpath.field": "dt",
     "hoodie.datasource.write.hive_style_partitioning": "true",
     "hoodie.parquet.bloom.filter.enabled": "false",
+    # the upsert's inline clean removes the file versions it replaced: Spark's own listing of the
+    # table then sees the same files as a Hudi reader
+    "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+    "hoodie.cleaner.fileversions.retained": "1",
 }
 
 
@@ -79,7 +84,7 @@ def build(root: Path, partitions: int) -> dict[str, Any]:
     """The table of ``partitions`` partitions under ``root`` (built unless already there) and the
     figures of its build."""
     path = table_path(root, partitions)
-    marker = path / "BUILT"
+    marker = path.with_name(path.name + ".built")
     if marker.exists():
         return dict(json.loads(marker.read_text()))
     if path.exists():

@@ -1,0 +1,207 @@
+"""Plots and tables of benchmarks/REPORT.md from benchmarks/results/plan_scale_bench.jsonl.
+
+    .venv/bin/pip install -e '.[bench]'   # matplotlib
+    .venv/bin/python benchmarks/plan_scale_report.py [--commit C]
+
+Takes, per table size, the last record (of ``--commit`` when given), writes the figures to
+benchmarks/figures/ and prints the Markdown tables REPORT.md quotes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "plan_scale_bench.jsonl"
+FIGURES = HERE / "figures"
+QUERIES = ("eq", "eq_first", "range", "none", "data_1pct")
+SPARK_SYSTEMS = (("hudi_md", "hudi-md"), ("hudi", "Apache Hudi 1.2"), ("spark", "Spark listing"))
+
+
+def load(commit: str | None) -> list[dict[str, Any]]:
+    by_size: dict[int, dict[str, Any]] = {}
+    for line in RESULTS.read_text().splitlines():
+        rec = json.loads(line)
+        if commit is None or rec.get("commit") == commit:
+            by_size[rec["partitions"]] = rec
+    return [by_size[n] for n in sorted(by_size)]
+
+
+def series(records: list[dict[str, Any]], get: Any) -> tuple[list[int], list[float]]:
+    xs, ys = [], []
+    for rec in records:
+        try:
+            value = get(rec)
+        except (KeyError, TypeError):
+            continue
+        if value is not None:
+            xs.append(rec["partitions"])
+            ys.append(value)
+    return xs, ys
+
+
+def plot_requests(records: list[dict[str, Any]]) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for q in QUERIES:
+        xs, ys = series(records, lambda r, q=q: r["hudi_md"][q]["requests"])
+        left.plot(xs, ys, marker="o", label=q)
+        xs, ys = series(records, lambda r, q=q: r["hudi_md"][q]["mdt_bytes"] / 1e6)
+        right.plot(xs, ys, marker="o", label=q)
+    xs, ys = series(records, lambda r: r["build"]["mdt_bytes"] / 1e6)
+    right.plot(xs, ys, color="grey", linestyle="--", label="whole MDT")
+    left.axhline(16, color="red", linestyle=":", label="target (16)")
+    left.set(xscale="log", xlabel="partitions", ylabel="storage requests per cold plan", ylim=(0, None))
+    left.set_title("hudi-md: requests per plan (open + plan)")
+    right.set(xscale="log", yscale="log", xlabel="partitions", ylabel="MB of the MDT read")
+    right.set_title("hudi-md: MDT bytes read per cold plan")
+    for ax in (left, right):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = FIGURES / "plan_requests.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_times(records: list[dict[str, Any]]) -> Path:
+    import matplotlib.pyplot as plt
+
+    shown = ("eq", "range", "none", "data_1pct")
+    fig, axes = plt.subplots(2, len(shown), figsize=(16, 7.5), sharex=True)
+    for col, q in enumerate(shown):
+        for row, kind in enumerate(("cold_s", "warm_s")):
+            ax = axes[row][col]
+            for key, label in SPARK_SYSTEMS:
+                xs, ys = series(records, lambda r, key=key, q=q, kind=kind: r["spark"][key][q][kind])
+                ax.plot(xs, ys, marker="o", label=f"{label} (Spark)")
+            xs, ys = series(records, lambda r, q=q, kind=kind: r["hudi_rs"][q][kind])
+            ax.plot(xs, ys, marker="s", label="hudi-rs get_file_slices")
+            xs, ys = series(records, lambda r, q=q, kind=kind: r["hudi_md"][q][kind])
+            ax.plot(xs, ys, marker="^", linestyle="--", label="hudi-md planner alone")
+            ax.set(xscale="log", yscale="log", title=f"{q}: {kind[:-2]}")
+            ax.grid(True, which="both", alpha=0.3)
+            if row == 1:
+                ax.set_xlabel("partitions")
+            if col == 0:
+                ax.set_ylabel("seconds")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    out = FIGURES / "plan_time.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_skipping(records: list[dict[str, Any]]) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+
+    def share(r: dict[str, Any], files: int) -> float:
+        return 100 * files / r["partitions"]
+
+    xs, ys = series(records, lambda r: share(r, r["hudi_md"]["data_1pct"]["files"]))
+    ax.plot(xs, ys, marker="^", label="hudi-md")
+    xs, ys = series(records, lambda r: share(r, r["spark"]["hudi"]["data_1pct"]["files"]))
+    ax.plot(xs, ys, marker="o", label="Apache Hudi 1.2 (data skipping on)")
+    xs, ys = series(records, lambda r: share(r, r["hudi_rs"]["data_1pct"]["files"]))
+    ax.plot(xs, ys, marker="s", label="hudi-rs (footer stats)")
+    xs, ys = series(records, lambda r: share(r, r["spark"]["spark"]["data_1pct"]["files"]))
+    ax.plot(xs, ys, marker="x", label="Spark listing")
+    ax.axhline(2, color="red", linestyle=":", label="target (2 %)")
+    ax.set(xscale="log", yscale="log", xlabel="partitions", ylabel="% of files scanned")
+    ax.set_title("v >= x selecting 1 % of rows (clustered)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = FIGURES / "data_skipping.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3f}" if v < 10 else f"{v:.1f}"
+    return str(v)
+
+
+def tables(records: list[dict[str, Any]]) -> str:
+    lines = ["### hudi-md planner (in process): requests, bytes, time per plan", ""]
+    lines.append(
+        "| partitions | query | requests | MDT requests | MDT KB | all KB | cold s | warm s | "
+        "MDT re-read s | files |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in records:
+        for q in QUERIES:
+            m = r["hudi_md"].get(q)
+            if not m:
+                continue
+            lines.append(
+                f"| {r['partitions']} | {q} | {m['requests']} | {m['mdt_requests']} | "
+                f"{m['mdt_bytes'] / 1024:.0f} | {m['bytes'] / 1024:.0f} | {fmt(m['cold_s'])} | "
+                f"{fmt(m['warm_s'])} | {fmt(m['mdt_read_s'])} | {m['files']} |"
+            )
+    lines += ["", "### Plan time through Spark (seconds, cold / warm) and hudi-rs", ""]
+    lines.append(
+        "| partitions | query | hudi-md | Hudi 1.2 | ratio cold | ratio warm | hudi-rs | Spark listing |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for r in records:
+        spark = r.get("spark", {})
+        for q in QUERIES:
+
+            def pair(sys_: dict[str, Any] | None, q: str = q) -> str:
+                e = (sys_ or {}).get(q)
+                if not e or "cold_s" not in e:
+                    return "-"
+                return f"{fmt(e['cold_s'])} / {fmt(e['warm_s'])}"
+
+            md, hu = spark.get("hudi_md", {}).get(q), spark.get("hudi", {}).get(q)
+            ratio_c = ratio_w = "-"
+            if md and hu:
+                ratio_c = f"{md['cold_s'] / hu['cold_s']:.2f}"
+                ratio_w = f"{md['warm_s'] / hu['warm_s']:.2f}"
+            lines.append(
+                f"| {r['partitions']} | {q} | {pair(spark.get('hudi_md'))} | {pair(spark.get('hudi'))} | "
+                f"{ratio_c} | {ratio_w} | {pair(r.get('hudi_rs'))} | {pair(spark.get('spark'))} |"
+            )
+    lines += ["", "### Agreement (selected files equal to hudi-md's; rows counted)", ""]
+    lines.append(
+        "| partitions | query | files | Hudi | hudi-rs | Spark listing | rows hudi-md / Hudi / Spark |"
+    )
+    lines.append("|---|---|---|---|---|---|---|")
+    for r in records:
+        for q in QUERIES:
+            a = r.get("agreement", {}).get(q, {})
+            rows = " / ".join(fmt(a.get(f"{s}_rows")) for s in ("hudi_md", "hudi", "spark"))
+            lines.append(
+                f"| {r['partitions']} | {q} | {a.get('hudi_md_files')} | {fmt(a.get('hudi_same_files'))} | "
+                f"{fmt(a.get('hudi_rs_same_files'))} | {fmt(a.get('spark_same_files'))} | {rows} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--commit")
+    args = ap.parse_args()
+    records = load(args.commit)
+    FIGURES.mkdir(exist_ok=True)
+    for out in (plot_requests(records), plot_times(records), plot_skipping(records)):
+        print(f"wrote {out.relative_to(HERE.parent)}")
+    print()
+    print(tables(records))
+
+
+if __name__ == "__main__":
+    main()
