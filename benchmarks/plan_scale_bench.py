@@ -29,8 +29,9 @@ What is measured:
   which is already running; Hudi: a new ``HoodieFileIndex``, as for every DataFrame; Spark: a new
   ``InMemoryFileIndex``), ``warm``: the median of ``--repeats`` more. Hudi reads with
   ``hoodie.metadata.enable=true`` and ``hoodie.enable.data.skipping=true``. The selected file
-  names of each system are compared, and each query is counted (``count()``) by hudi-md, Hudi and
-  Spark's listing.
+  names of each system are compared (read from the listing after the timing), and each query is
+  counted (``count()``) by hudi-md, Hudi and Spark's listing (the unfiltered one up to
+  ``--count-max`` partitions).
 * ``hudi_rs``: ``HudiTableBuilder...build()`` + ``get_file_slices(filters)`` (cold) and the call
   repeated on the built table (warm), with ``hoodie.metadata.enable=true``.
 
@@ -44,6 +45,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -264,8 +266,9 @@ def spark_session() -> Any:
     return spark
 
 
-def selected_files(df: Any) -> list[str]:
-    """Names of the files the query's ``FileSourceScanExec`` selects (its file index listing)."""
+def scan_listing(df: Any) -> Any:
+    """The query's ``FileSourceScanExec`` listing: ``selectedPartitions``, which asks the file
+    index for the files matching the pushed partition and data filters (the planning being timed)."""
     found: list[Any] = []
 
     def walk(node: Any) -> None:
@@ -282,12 +285,19 @@ def selected_files(df: Any) -> list[str]:
     walk(df._jdf.queryExecution().executedPlan())
     if len(found) != 1:
         raise AssertionError(f"expected one file scan, found {len(found)}")
-    names: list[str] = []
-    for part in found[0].selectedPartitions():
-        files = part.files()
-        for j in range(files.size()):
-            names.append(str(files.apply(j).getPath().getName()))
-    return sorted(names)
+    return found[0].selectedPartitions()
+
+
+_FILE_PATH = re.compile(r"path=([^;]+);")
+
+
+def file_names(spark: Any, listing: Any) -> list[str]:
+    """Names of the files of a ``selectedPartitions`` answer, in one JVM call (Hadoop's
+    ``FileStatus.toString`` prints ``path=...;``), outside the time measured."""
+    # commons-lang's ArrayUtils.toString takes the array as an Object (py4j cannot pass a typed array
+    # where Object[] is expected) and prints each PartitionDirectory with its files
+    text = str(spark.sparkContext._jvm.org.apache.commons.lang3.ArrayUtils.toString(listing))
+    return sorted(m.rsplit("/", 1)[-1] for m in _FILE_PATH.findall(text))
 
 
 class SparkPeers:
@@ -313,11 +323,12 @@ class SparkPeers:
         return spark.read.option("basePath", path).parquet(path)
 
     def plan(self, system: str, path: str, q: Query, cold: bool) -> tuple[float, list[str]]:
-        def run() -> list[str]:
+        def run() -> Any:
             df = self.reader(system, path, cold)
-            return selected_files(df.where(q.where) if q.where else df)
+            return scan_listing(df.where(q.where) if q.where else df)
 
-        return timed(run)
+        seconds, listing = timed(run)
+        return seconds, file_names(self.spark, listing)
 
     def count(self, system: str, path: str, q: Query) -> int:
         df = self.reader(system, path, cold=False)
@@ -331,7 +342,7 @@ class SparkPeers:
 
 
 def spark_plans(
-    peers: SparkPeers, path: Path, qs: list[Query], repeats: int, systems: list[str], n: int
+    peers: SparkPeers, path: Path, qs: list[Query], repeats: int, systems: list[str], n: int, count_max: int
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for system in systems:
@@ -349,7 +360,8 @@ def spark_plans(
                 from hudi_md.spark.session import last_plan
 
                 entry["counters"] = last_plan(peers.spark).get("counters", {})
-            entry["rows"] = peers.count(system, str(path), q)
+            if q.name != "none" or n <= count_max:
+                entry["rows"] = peers.count(system, str(path), q)
             per[q.name] = entry
             print(json.dumps({"n": n, "system": system, "query": q.name, **_public(entry)}), flush=True)
         out[system] = per
@@ -398,6 +410,7 @@ def main() -> None:
     ap.add_argument("--spark-listing-max", type=int, default=100_000)
     ap.add_argument("--hudi-max", type=int, default=10_000_000)
     ap.add_argument("--hudi-rs-data-max", type=int, default=100_000)
+    ap.add_argument("--count-max", type=int, default=10_000, help="count the unfiltered query up to N")
     ap.add_argument("--results", type=Path, default=RESULTS)
     args = ap.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
@@ -427,7 +440,7 @@ def main() -> None:
                 systems.append("hudi")
             if n <= args.spark_listing_max:
                 systems.append("spark")
-            results["spark"] = spark_plans(peers, path, qs, args.repeats, systems, n)
+            results["spark"] = spark_plans(peers, path, qs, args.repeats, systems, n, args.count_max)
         record["agreement"] = agreement(n, qs, results)
         record.update(strip(results))
         record["load_after"] = round(os.getloadavg()[0], 1)

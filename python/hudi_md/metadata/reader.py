@@ -24,6 +24,7 @@ from hudi_md.formats.logfile import DeleteRecord, LogBlockType
 from hudi_md.formats.logframes import TAIL_BYTES, LogBlockFrame, iter_log_frames
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
+from hudi_md.metadata.files_codec import files_record_decoder
 from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
@@ -267,12 +268,17 @@ class MetadataTable:
         # not part of the value) and merge by replacement: decode each distinct value once.
         shared: dict[bytes, Record] | None = {} if file_slice.partition_path == K.RECORD_INDEX else None
 
+        files = file_slice.partition_path == K.FILES
+
         def apply(reader: HFileReader, schema: str | None, where: str) -> None:
             if schema is None:
                 raise MetadataTableError(f"{where}: MDT HFile has no Avro schema in its file info")
+            fast = files_record_decoder(schema) if files else None
             for key_bytes, value in sel.scan(reader):
                 key = key_bytes.decode("utf-8")
-                if shared is not None:
+                if fast is not None and (record := fast(value)) is not None:
+                    record["key"] = key
+                elif shared is not None:
                     decoded = shared.get(value)
                     if decoded is None:
                         decoded = shared[value] = normalize(
