@@ -238,6 +238,29 @@ def plan_scan(
     read_optimized: bool = False,
     use_indexes: bool = True,
 ) -> ScanPlan:
+    """The slices a query reads. A state is a snapshot: a plan asked for again (same filter and
+    options) is answered from memory, as a repeated query on an unchanged table is."""
+    key = (id(table.timeline), expr, as_of, read_optimized, use_indexes)
+    try:
+        hash(key)
+    except TypeError:  # a literal that does not hash (never the case for parsed filters)
+        key = None
+    known = table.plan_results.get(key) if key is not None else None
+    if known is None:
+        known = _plan_scan(table, expr, as_of=as_of, read_optimized=read_optimized, use_indexes=use_indexes)
+        if key is not None:
+            table.plan_results.put(key, known)
+    return ScanPlan(slices=list(known.slices), counters=dict(known.counters))
+
+
+def _plan_scan(
+    table: TableState,
+    expr: Expression | None,
+    *,
+    as_of: str | None,
+    read_optimized: bool,
+    use_indexes: bool,
+) -> ScanPlan:
     counters: dict[str, int] = {}
     schema = table.schema if expr is not None else None
     matching = getattr(table.listing, "matching_partitions", None) if schema is not None else None

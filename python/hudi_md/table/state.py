@@ -12,9 +12,11 @@ It is opened on first use, since opening it costs storage reads a caller may not
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
@@ -35,6 +37,30 @@ if TYPE_CHECKING:  # the MDT reader is a layer above; states only hold one
 METADATA_ENABLE = "hoodie.metadata.enable"
 
 MetadataOpener = Callable[["TableState"], "MetadataTable | None"]
+
+
+class SnapshotCache:
+    """Results computed from one state, kept by key (least recently used dropped past ``size``):
+    a state is a snapshot, so a result asked for again is the same. Thread-safe."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
 
 
 class TableSource(Protocol):
@@ -99,6 +125,8 @@ class TableState:
         self.metadata_error: Exception | None = None
         self._archived: bool | None = None
         self._latest_view: tuple[Timeline, FileSystemView] | None = None
+        # scan plans of this state by filter (hudi_md.planning.planner.plan_scan)
+        self.plan_results = SnapshotCache()
 
     # --- what the table is ---------------------------------------------------------------------
 
