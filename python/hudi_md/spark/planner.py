@@ -326,7 +326,7 @@ def _paths_carry_values(table: TableState, scheme: PartitionScheme) -> bool:
         return True
     known = _PATHS_CARRY_VALUES.get(table)
     if known is None:
-        known = all(scheme.parse(p) is not None for p in table.partitions())
+        known = scheme.all_parse(table.partitions())
         _PATHS_CARRY_VALUES[table] = known
     return known
 
