@@ -151,6 +151,40 @@ def tables(records: list[dict[str, Any]]) -> str:
                 f"{m['mdt_bytes'] / 1024:.0f} | {m['bytes'] / 1024:.0f} | {fmt(m['cold_s'])} | "
                 f"{fmt(m['warm_s'])} | {fmt(m['mdt_read_s'])} | {m['files']} |"
             )
+    lines += [
+        "",
+        "### hudi-md planner against S3 (moto on loopback): cold plan vs re-reading its MDT bytes",
+        "",
+    ]
+    lines.append(
+        "| partitions | query | requests | MDT KB | cold s | warm s | MDT re-read s | cold / re-read |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for r in records:
+        for q in QUERIES:
+            m = r.get("hudi_md_s3", {}).get(q)
+            if not m:
+                continue
+            ratio = f"{m['cold_s'] / m['mdt_read_s']:.1f}" if m["mdt_read_s"] else "-"
+            lines.append(
+                f"| {r['partitions']} | {q} | {m['requests']} | {m['mdt_bytes'] / 1024:.0f} | "
+                f"{fmt(m['cold_s'])} | {fmt(m['warm_s'])} | {fmt(m['mdt_read_s'])} | {ratio} |"
+            )
+    lines += ["", "### hudi-md planner vs hudi-rs get_file_slices (both in process, seconds)", ""]
+    lines.append(
+        "| partitions | query | hudi-md cold / warm | hudi-rs cold / warm | ratio cold | ratio warm |"
+    )
+    lines.append("|---|---|---|---|---|---|")
+    for r in records:
+        for q in QUERIES:
+            m, rs = r["hudi_md"].get(q), r.get("hudi_rs", {}).get(q)
+            if not m or not rs or "cold_s" not in rs:
+                continue
+            lines.append(
+                f"| {r['partitions']} | {q} | {fmt(m['cold_s'])} / {fmt(m['warm_s'])} | "
+                f"{fmt(rs['cold_s'])} / {fmt(rs['warm_s'])} | {m['cold_s'] / rs['cold_s']:.2f} | "
+                f"{m['warm_s'] / rs['warm_s']:.2f} |"
+            )
     lines += ["", "### Plan time through Spark (seconds, cold / warm) and hudi-rs", ""]
     lines.append(
         "| partitions | query | hudi-md | Hudi 1.2 | ratio cold | ratio warm | hudi-rs | Spark listing |"
@@ -170,7 +204,8 @@ def tables(records: list[dict[str, Any]]) -> str:
             ratio_c = ratio_w = "-"
             if md and hu:
                 ratio_c = f"{md['cold_s'] / hu['cold_s']:.2f}"
-                ratio_w = f"{md['warm_s'] / hu['warm_s']:.2f}"
+                if md["warm_s"] is not None and hu["warm_s"]:
+                    ratio_w = f"{md['warm_s'] / hu['warm_s']:.2f}"
             lines.append(
                 f"| {r['partitions']} | {q} | {pair(spark.get('hudi_md'))} | {pair(spark.get('hudi'))} | "
                 f"{ratio_c} | {ratio_w} | {pair(r.get('hudi_rs'))} | {pair(spark.get('spark'))} |"
