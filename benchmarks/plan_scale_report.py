@@ -130,6 +130,8 @@ def fmt(v: Any) -> str:
     if v is None:
         return "-"
     if isinstance(v, float):
+        if v < 0.1:
+            return f"{v:.4f}"
         return f"{v:.3f}" if v < 10 else f"{v:.1f}"
     return str(v)
 
@@ -157,18 +159,21 @@ def tables(records: list[dict[str, Any]]) -> str:
         "",
     ]
     lines.append(
-        "| partitions | query | requests | MDT KB | cold s | warm s | MDT re-read s | cold / re-read |"
+        "| partitions | query | requests | MDT KB | cold s | warm s | MDT re-read s | cold / MDT re-read "
+        "| all re-read s | cold / all re-read |"
     )
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
     for r in records:
         for q in QUERIES:
             m = r.get("hudi_md_s3", {}).get(q)
             if not m:
                 continue
             ratio = f"{m['cold_s'] / m['mdt_read_s']:.1f}" if m["mdt_read_s"] else "-"
+            ratio_all = f"{m['cold_s'] / m['all_reads_s']:.1f}" if m["all_reads_s"] else "-"
             lines.append(
                 f"| {r['partitions']} | {q} | {m['requests']} | {m['mdt_bytes'] / 1024:.0f} | "
-                f"{fmt(m['cold_s'])} | {fmt(m['warm_s'])} | {fmt(m['mdt_read_s'])} | {ratio} |"
+                f"{fmt(m['cold_s'])} | {fmt(m['warm_s'])} | {fmt(m['mdt_read_s'])} | {ratio} | "
+                f"{fmt(m['all_reads_s'])} | {ratio_all} |"
             )
     lines += ["", "### hudi-md planner vs hudi-rs get_file_slices (both in process, seconds)", ""]
     lines.append(
