@@ -37,11 +37,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAGIC",
+    "BlockHead",
     "DeleteRecord",
+    "HeadIncomplete",
     "HeaderKey",
     "LogBlock",
     "LogBlockType",
     "iter_log_blocks",
+    "parse_block_head",
+    "parse_block_tail",
     "read_log_file",
 ]
 
@@ -49,7 +53,7 @@ MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
 ROLLBACK_COMMAND = "0"  # HoodieCommandBlockTypeEnum.ROLLBACK_BLOCK ordinal, as a header string
 
-_PREFIX_LEN = len(MAGIC) + 8  # magic + blockLength
+PREFIX_LEN = len(MAGIC) + 8  # magic + blockLength
 # version, type, header count, content length, footer count, trailer length
 _MIN_V1_BODY = 4 + 4 + 4 + 8 + 4 + 8
 # Files up to this size are fetched with one request; larger ones block by block.
@@ -323,12 +327,33 @@ class _Cursor:
         return out
 
 
-def _parse_block(body: memoryview, block_length: int, name: str, offset: int) -> LogBlock:
-    """Decode the framing of one block; ``body`` is the ``block_length`` bytes after the length field."""
+@dataclass(frozen=True)
+class BlockHead:
+    """What precedes a block's content: its type, header, and where the content lies in the body
+    (the bytes after the block length field)."""
+
+    block_type: LogBlockType
+    header: dict[HeaderKey, str]
+    content_start: int
+    content_length: int
+
+
+class HeadIncomplete(Exception):
+    """The bytes given to :func:`parse_block_head` end before the content starts."""
+
+
+def parse_block_head(body: memoryview, block_length: int, name: str, offset: int) -> BlockHead:
+    """Decode a block's version, type, header and content length from the start of its body.
+
+    ``body`` may be a prefix of the body; :class:`HeadIncomplete` when it ends before the content
+    length field does (the caller reads more). Lengths are checked against ``block_length``.
+    """
 
     def error(reason: str) -> LogFormatError:
         return LogFormatError(name, f"block at offset {offset}: {reason}")
 
+    if len(body) < 4:
+        raise HeadIncomplete
     (version,) = struct.unpack(">i", body[:4])
     if version == 0:
         raise UnsupportedFeatureError(
@@ -338,40 +363,78 @@ def _parse_block(body: memoryview, block_length: int, name: str, offset: int) ->
         raise error(f"unknown log format version {version}")
     if block_length < _MIN_V1_BODY:
         raise error(f"block length {block_length} is shorter than the smallest block ({_MIN_V1_BODY})")
-    (trailer,) = struct.unpack(">q", body[block_length - 8 :])
-    if trailer != len(MAGIC) + block_length:
-        raise error(
-            f"trailing length {trailer} disagrees with the header block length {block_length} "
-            f"(expected {len(MAGIC) + block_length})"
-        )
-    # The fields between the version and the trailing long must fill that span exactly.
-    cur = _Cursor(body[: block_length - 8], name, offset)
+    # The fields between the version and the trailing long must fit in that span.
+    span = block_length - 8
+    cur = _Cursor(body[: min(len(body), span)], name, offset)
     cur.pos = 4
-    ordinal = cur.int32("block type")
     try:
-        block_type = LogBlockType(ordinal)
-    except ValueError:
-        raise cur.error(f"unknown block type ordinal {ordinal}") from None
-    if block_type is LogBlockType.CDC_DATA:
-        raise UnsupportedFeatureError(f"{name}: CDC log blocks are not supported (block at offset {offset})")
-    if block_type is LogBlockType.CORRUPT:
-        raise cur.error("block is marked CORRUPT_BLOCK")
-    header = cur.metadata_map("header")
-    content_length = cur.int64("content length")
-    content = bytes(cur.take(content_length, "content"))
+        ordinal = cur.int32("block type")
+        try:
+            block_type = LogBlockType(ordinal)
+        except ValueError:
+            raise cur.error(f"unknown block type ordinal {ordinal}") from None
+        if block_type is LogBlockType.CDC_DATA:
+            raise UnsupportedFeatureError(
+                f"{name}: CDC log blocks are not supported (block at offset {offset})"
+            )
+        if block_type is LogBlockType.CORRUPT:
+            raise cur.error("block is marked CORRUPT_BLOCK")
+        header = cur.metadata_map("header")
+        content_length = cur.int64("content length")
+    except LogFormatError:
+        if len(body) < span:
+            raise HeadIncomplete from None  # the field may run into bytes not read yet
+        raise
+    if content_length < 0 or cur.pos + content_length > span:
+        raise cur.error(
+            f"content ({content_length} bytes at block byte {cur.pos}) runs past the declared block "
+            "length (into the trailing length)"
+        )
+    return BlockHead(block_type, header, cur.pos, content_length)
+
+
+def parse_block_tail(
+    tail: memoryview, tail_start: int, block_length: int, name: str, offset: int
+) -> dict[HeaderKey, str]:
+    """The footer of a block from ``tail``: the bytes from the end of its content (block byte
+    ``tail_start``) to the end of the block (footer map and trailing length), which must be
+    exactly that."""
+    (trailer,) = struct.unpack(">q", tail[len(tail) - 8 :])
+    if trailer != len(MAGIC) + block_length:
+        raise LogFormatError(
+            name,
+            f"block at offset {offset}: trailing length {trailer} disagrees with the header block "
+            f"length {block_length} (expected {len(MAGIC) + block_length})",
+        )
+    cur = _Cursor(tail[: len(tail) - 8], name, offset)
     footer = cur.metadata_map("footer")
     if cur.pos != len(cur.data):
         raise cur.error(
-            f"header, content and footer end at block byte {cur.pos}, "
-            f"but the trailing length sits at {len(cur.data)}"
+            f"header, content and footer end at block byte {tail_start + cur.pos}, "
+            f"but the trailing length sits at {tail_start + len(cur.data)}"
         )
+    return footer
+
+
+def _parse_block(body: memoryview, block_length: int, name: str, offset: int) -> LogBlock:
+    """Decode the framing of one block; ``body`` is the ``block_length`` bytes after the length field."""
+    try:
+        head = parse_block_head(body, block_length, name, offset)
+    except HeadIncomplete:
+        raise LogFormatError(name, f"block at offset {offset}: header runs past the block") from None
+    end = head.content_start + head.content_length
+    if block_length - end < 12:
+        raise LogFormatError(
+            name, f"block at offset {offset}: no room for the footer after the content (block byte {end})"
+        )
+    footer = parse_block_tail(body[end:block_length], end, block_length, name, offset)
     return LogBlock(
-        block_type=block_type,
-        header=header,
+        block_type=head.block_type,
+        header=head.header,
         footer=footer,
         file_name=name,
         offset=offset,
-        content=content,
+        content=bytes(body[head.content_start : end]),
     )
 
 
@@ -400,17 +463,17 @@ def iter_log_blocks(source: InputFile) -> Iterator[LogBlock]:
 
     offset = 0
     while offset < size:
-        if offset + _PREFIX_LEN > size:
+        if offset + PREFIX_LEN > size:
             raise LogFormatError(
                 name,
                 f"block at offset {offset}: truncated, only {size - offset} bytes left for a block prefix",
             )
-        prefix = read(offset, _PREFIX_LEN)
+        prefix = read(offset, PREFIX_LEN)
         magic = bytes(prefix[: len(MAGIC)])
         if magic != MAGIC:
             raise LogFormatError(name, f"block at offset {offset}: bad magic {magic!r}, expected {MAGIC!r}")
         (block_length,) = struct.unpack(">q", prefix[len(MAGIC) :])
-        end = offset + _PREFIX_LEN + block_length
+        end = offset + PREFIX_LEN + block_length
         if block_length < 8:
             raise LogFormatError(name, f"block at offset {offset}: invalid block length {block_length}")
         if end > size:
@@ -419,7 +482,7 @@ def iter_log_blocks(source: InputFile) -> Iterator[LogBlock]:
                 f"block at offset {offset}: declared block length {block_length} runs past the end of "
                 f"the file ({size} bytes)",
             )
-        body = read(offset + _PREFIX_LEN, block_length)
+        body = read(offset + PREFIX_LEN, block_length)
         yield _parse_block(body, block_length, name, offset)
         offset = end
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,9 +20,11 @@ import pyarrow as pa
 from hudi_md.errors import HudiMdError, MetadataTableError
 from hudi_md.formats.avro import decode_schemaless
 from hudi_md.formats.hfile import HFileReader
-from hudi_md.formats.logfile import LogBlock, LogBlockType, read_log_file
+from hudi_md.formats.logfile import DeleteRecord, LogBlockType
+from hudi_md.formats.logframes import TAIL_BYTES, LogBlockFrame, iter_log_frames
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
+from hudi_md.metadata.files_codec import files_record_decoder
 from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
@@ -34,6 +37,12 @@ log = logging.getLogger(__name__)
 
 METADATA_FOLDER = ".hoodie/metadata"
 _INIT_PREFIX = "00000000000000"
+# Keys wanted times this > cells in the file: scan the file once instead of seeking each key.
+_DENSE_LOOKUP_RATIO = 8
+# Stats of more partitions than this are read as the column's whole key range.
+_MANY_PARTITIONS = 1000
+# Stats results kept per MDT reader (repeated plans of one state).
+_STATS_CACHE_ENTRIES = 16
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,10 @@ class KeySelection:
 
     def scan(self, reader: HFileReader) -> Iterator[tuple[bytes, bytes]]:
         if self.keys is not None:
+            if len(self.keys) * _DENSE_LOOKUP_RATIO > reader.entry_count:
+                # most of the file is wanted: one pass over it beats a seek per key
+                wanted = {k.encode("utf-8") for k in self.keys}
+                return ((k, v) for k, v in reader.scan() if k in wanted)
             return iter(sorted(reader.get_many(self.keys).items()))
         if self.prefixes is not None:
             return reader.scan_prefixes(self.prefixes)
@@ -103,7 +116,15 @@ class MetadataTable:
         self.valid_instants = self._valid_instants()
         self._view = FileSystemView(self.config, self.timeline, StorageListing(self.storage))
         self._lock = threading.Lock()
-        self._log_cache: dict[str, list[LogBlock]] = {}
+        self._frames: dict[str, list[LogBlockFrame]] = {}
+        self._block_readers: dict[tuple[str, int], HFileReader] = {}
+        self._block_deletes: dict[tuple[str, int], list[DeleteRecord]] = {}
+        # files partition records by partition path (None: no record), and the partitions found
+        # under each key prefix: a state is a snapshot, so what was read once stays true
+        self._files_records: dict[str, Record | None] = {}
+        self._prefix_partitions: dict[str, list[str]] = {}
+        self._all_partitions: list[str] | None = None
+        self._stats_cache: OrderedDict[tuple[Any, ...], list[ColumnStat]] = OrderedDict()
         self._completion_times = {
             i.requested_time: i.completion_time or i.requested_time for i in self.timeline.completed()
         }
@@ -166,20 +187,43 @@ class MetadataTable:
                 self._hfile_cache[path] = reader
         return reader
 
-    def _log_blocks(self, path: str, size: int) -> list[LogBlock]:
+    def _log_frames(self, path: str, size: int) -> list[LogBlockFrame]:
+        """The blocks of an MDT log file, framed; contents are read in parts when needed."""
         with self._lock:
-            blocks = self._log_cache.get(path)
-        if blocks is None:
-            blocks = read_log_file(self.storage.input_file(path, size))
+            frames = self._frames.get(path)
+        if frames is None:
+            frames = list(iter_log_frames(self.storage.input_file(path, size)))
             self.stats["log_files_read"] += 1
             with self._lock:
-                self._log_cache[path] = blocks
-        return blocks
+                self._frames[path] = frames
+        return frames
 
-    def _valid_blocks(self, file_slice: FileSlice) -> list[LogBlock]:
-        queued: list[LogBlock] = []
+    def _block_reader(self, frame: LogBlockFrame) -> HFileReader:
+        """The HFile of an HFILE_DATA block, opened on its bytes in the log file (its block index
+        tells which of its blocks to read)."""
+        key = (frame.file_name, frame.offset)
+        with self._lock:
+            reader = self._block_readers.get(key)
+        if reader is None:
+            reader = HFileReader(frame.content_file(), open_tail_bytes=TAIL_BYTES)
+            with self._lock:
+                self._block_readers[key] = reader
+        return reader
+
+    def _deleted_keys(self, frame: LogBlockFrame) -> list[DeleteRecord]:
+        key = (frame.file_name, frame.offset)
+        with self._lock:
+            deletes = self._block_deletes.get(key)
+        if deletes is None:
+            deletes = frame.load().delete_records()
+            with self._lock:
+                self._block_deletes[key] = deletes
+        return deletes
+
+    def _valid_blocks(self, file_slice: FileSlice) -> list[LogBlockFrame]:
+        queued: list[LogBlockFrame] = []
         for lf in self._in_completion_order(file_slice.log_files):
-            for block in self._log_blocks(lf.path, lf.size):
+            for block in self._log_frames(lf.path, lf.size):
                 if block.block_type == LogBlockType.COMMAND:
                     if block.is_rollback_command:
                         target = block.target_instant_time
@@ -189,6 +233,17 @@ class MetadataTable:
                     continue
                 queued.append(block)
         return queued
+
+    def probe(self) -> None:
+        """Open the ``files`` partition's base files and frame its log files: what every plan
+        reads first, so an MDT that cannot be read is found when it is opened, without reading
+        any record."""
+        for s in self.file_slices(K.FILES):
+            if s.base_file is not None:
+                self._hfile(s.base_file.path, s.base_file.size)
+            for block in self._valid_blocks(s):
+                if block.block_type == LogBlockType.HFILE_DATA:
+                    self._block_reader(block)
 
     def _in_completion_order(self, log_files: Sequence[LogFile]) -> list[LogFile]:
         """Log files in the order their deltacommits completed on the MDT timeline (instant
@@ -213,12 +268,17 @@ class MetadataTable:
         # not part of the value) and merge by replacement: decode each distinct value once.
         shared: dict[bytes, Record] | None = {} if file_slice.partition_path == K.RECORD_INDEX else None
 
+        files = file_slice.partition_path == K.FILES
+
         def apply(reader: HFileReader, schema: str | None, where: str) -> None:
             if schema is None:
                 raise MetadataTableError(f"{where}: MDT HFile has no Avro schema in its file info")
+            fast = files_record_decoder(schema) if files else None
             for key_bytes, value in sel.scan(reader):
                 key = key_bytes.decode("utf-8")
-                if shared is not None:
+                if fast is not None and (record := fast(value)) is not None:
+                    record["key"] = key
+                elif shared is not None:
                     decoded = shared.get(value)
                     if decoded is None:
                         decoded = shared[value] = normalize(
@@ -236,10 +296,10 @@ class MetadataTable:
             apply(reader, reader.schema, self.storage.uri(bf.path))
         for block in self._valid_blocks(file_slice):
             if block.block_type == LogBlockType.HFILE_DATA:
-                reader = HFileReader.from_bytes(block.hfile_bytes(), f"{block.file_name}@{block.offset}")
+                reader = self._block_reader(block)
                 apply(reader, reader.schema or block.schema, block.file_name)
             elif block.block_type == LogBlockType.DELETE:
-                for d in block.delete_records():
+                for d in self._deleted_keys(block):
                     if d.record_key is not None and sel.matches(d.record_key):
                         result[d.record_key] = None
             else:
@@ -285,17 +345,68 @@ class MetadataTable:
     name = "metadata"
 
     def all_partitions(self) -> list[str]:
-        records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
-        rec = records.get(K.ALL_PARTITIONS_KEY)
-        parts = live_files(rec)
-        return sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts)
+        with self._lock:
+            known = self._all_partitions
+        if known is None:
+            records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
+            parts = live_files(records.get(K.ALL_PARTITIONS_KEY))
+            known = sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts)
+            with self._lock:
+                self._all_partitions = known
+        return list(known)
+
+    def partitions_with_keys(self, paths: Sequence[str], prefixes: Sequence[str] = ()) -> list[str]:
+        """Partitions whose ``files`` record exists among exact partition ``paths`` and under path
+        ``prefixes``: point and prefix lookups of the sorted keys, never the partition list. Their
+        records are kept for :meth:`files_in_partitions`."""
+        found: set[str] = set()
+        with self._lock:
+            known = {p: self._files_records[p] for p in paths if p in self._files_records}
+            cached_prefixes = {
+                p: self._prefix_partitions[p] for p in prefixes if p in self._prefix_partitions
+            }
+        found.update(p for p, rec in known.items() if rec is not None)
+        missing = [p for p in paths if p not in known]
+        if missing:
+            records = self.read_records(K.FILES, keys=[K.files_key(p) for p in missing])
+            read = {p: records.get(K.files_key(p)) for p in missing}
+            with self._lock:
+                self._files_records.update(read)
+            found.update(p for p, rec in read.items() if rec is not None)
+        new_prefixes = [p for p in prefixes if p not in cached_prefixes]
+        for partitions in cached_prefixes.values():
+            found.update(partitions)
+        if new_prefixes:
+            records = {
+                k: r
+                for k, r in self.read_records(K.FILES, prefixes=new_prefixes).items()
+                if k != K.ALL_PARTITIONS_KEY
+            }
+            under: dict[str, list[str]] = {p: [] for p in new_prefixes}
+            for key in records:
+                for p in new_prefixes:
+                    if key.startswith(p):
+                        under[p].append(key)
+            with self._lock:
+                self._files_records.update(records)
+                self._prefix_partitions.update(under)
+            found.update(records)
+        return sorted(found)
 
     def files_in_partitions(self, partitions: Sequence[str]) -> dict[str, list[FileEntry]]:
-        wanted = {K.files_key(p): p for p in partitions}
-        records = self.read_records(K.FILES, keys=list(wanted))
-        out: dict[str, list[FileEntry]] = {p: [] for p in partitions}
-        for key, p in wanted.items():
-            files = live_files(records.get(key))
+        with self._lock:
+            known = {p: self._files_records[p] for p in partitions if p in self._files_records}
+        missing = [p for p in partitions if p not in known]
+        if missing:
+            wanted = {K.files_key(p): p for p in missing}
+            records = self.read_records(K.FILES, keys=list(wanted))
+            read = {p: records.get(key) for key, p in wanted.items()}
+            with self._lock:
+                self._files_records.update(read)
+            known.update(read)
+        out: dict[str, list[FileEntry]] = {}
+        for p in partitions:
+            files = live_files(known.get(p))
             out[p] = [FileEntry(name, size) for name, size in sorted(files.items())]
         return out
 
@@ -314,9 +425,33 @@ class MetadataTable:
     def _stats(
         self, mdt_partition: str, columns: Sequence[str] | None, partitions: Sequence[str] | None
     ) -> list[ColumnStat]:
+        """Stats of ``columns`` in ``partitions``; a plan repeated on the same state (the planner
+        keeps states) gets them from memory."""
+        key = (
+            mdt_partition,
+            None if columns is None else tuple(columns),
+            None if partitions is None else tuple(partitions),
+        )
+        with self._lock:
+            known = self._stats_cache.get(key)
+            if known is not None:
+                self._stats_cache.move_to_end(key)
+                return list(known)
+        found = self._read_stats(mdt_partition, columns, partitions)
+        with self._lock:
+            self._stats_cache[key] = found
+            while len(self._stats_cache) > _STATS_CACHE_ENTRIES:
+                self._stats_cache.popitem(last=False)
+        return list(found)
+
+    def _read_stats(
+        self, mdt_partition: str, columns: Sequence[str] | None, partitions: Sequence[str] | None
+    ) -> list[ColumnStat]:
         if columns is None:
             records = self.read_records(mdt_partition)
-        elif partitions is None:
+        elif partitions is None or len(partitions) > _MANY_PARTITIONS:
+            # a column's stats are one key range: one walk over it beats a lookup per partition
+            # (the stats of partitions not asked for are dropped below)
             records = self.read_records(mdt_partition, prefixes=[K.column_index_id(c) for c in columns])
         elif mdt_partition == K.PARTITION_STATS:
             records = self.read_records(
@@ -329,18 +464,23 @@ class MetadataTable:
                     K.column_index_id(c) + K.partition_index_id(p) for c in columns for p in partitions
                 ],
             )
-        id_to_partition = {K.partition_index_id(p): p for p in (partitions or self.all_partitions())}
+        if partitions is not None:
+            id_to_partition = {K.partition_index_id(p): p for p in partitions}
+        elif mdt_partition == K.PARTITION_STATS:
+            id_to_partition = {}  # a partition_stats record names its partition
+        else:
+            id_to_partition = {K.partition_index_id(p): p for p in self.all_partitions()}
         out = []
         for key, rec in records.items():
             cs = rec["ColumnStatsMetadata"]
             part_id = key[12:24]
             partition = id_to_partition.get(part_id)
-            if mdt_partition == K.PARTITION_STATS:
-                partition = cs.get("fileName") if partition is None else partition
+            if partition is None and partitions is None and mdt_partition == K.PARTITION_STATS:
+                partition = cs.get("fileName")
                 if partition == K.NON_PARTITIONED_NAME:
                     partition = ""
             if partition is None:
-                continue  # stats of a partition that no longer exists
+                continue  # not asked for, or stats of a partition that no longer exists
             out.append(
                 ColumnStat(
                     partition_path=partition,
@@ -457,7 +597,7 @@ def open_metadata_table(state: TableState) -> MetadataTable | None:
         return None
     try:
         mdt = MetadataTable(state.storage, state.config, state.timeline)
-        mdt.all_partitions()  # read the partition list now, so a broken MDT is found here
+        mdt.probe()  # a broken MDT is found here, not in the middle of a plan
         return mdt
     except (HudiMdError, OSError, EOFError, ValueError) as e:
         if state.metadata_forced:

@@ -24,6 +24,7 @@ from hudi_md.planning.evaluators import (
     to_arrow_expression,
 )
 from hudi_md.planning.expressions import Expression
+from hudi_md.planning.partition_keys import partition_keys
 from hudi_md.planning.visitors import referenced_columns
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
@@ -85,13 +86,22 @@ def _stats_map(
     return out
 
 
+def _stats_columns(table: TableState, expr: Expression, schema: pa.Schema) -> list[str]:
+    """The columns whose stats may prune: those the filter tests, but for the columns of an
+    identity partitioning, which partition pruning has decided already (their stats would cost a
+    lookup per partition and prune nothing more)."""
+    scheme = table.partition_scheme
+    exact = set(scheme.fields) if scheme.is_identity else set()
+    return [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0 and c not in exact]
+
+
 def prune_by_partition_stats(
     table: TableState, partitions: list[str], expr: Expression, schema: pa.Schema
 ) -> list[str]:
     mdt = table.metadata_table
     if mdt is None or "partition_stats" not in mdt.available_partitions or not partitions:
         return partitions
-    columns = [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0]
+    columns = _stats_columns(table, expr, schema)
     if not columns:
         return partitions
     stats = _stats_map(mdt.partition_stats(columns, partitions), lambda s: s.partition_path)
@@ -107,7 +117,7 @@ def prune_by_column_stats(
     if mdt is None or "column_stats" not in mdt.available_partitions or not slices:
         return slices
     schema = schema if schema is not None else table.schema
-    columns = [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0]
+    columns = _stats_columns(table, expr, schema)
     if not columns:
         return slices
     partitions = sorted({s.partition_path for s in slices})
@@ -228,14 +238,46 @@ def plan_scan(
     read_optimized: bool = False,
     use_indexes: bool = True,
 ) -> ScanPlan:
+    """The slices a query reads. A state is a snapshot: a plan asked for again (same filter and
+    options) is answered from memory, as a repeated query on an unchanged table is."""
+    key = (id(table.timeline), expr, as_of, read_optimized, use_indexes)
+    try:
+        hash(key)
+    except TypeError:  # a literal that does not hash (never the case for parsed filters)
+        key = None
+    known = table.plan_results.get(key) if key is not None else None
+    if known is None:
+        known = _plan_scan(table, expr, as_of=as_of, read_optimized=read_optimized, use_indexes=use_indexes)
+        if key is not None:
+            table.plan_results.put(key, known)
+    return ScanPlan(slices=list(known.slices), counters=dict(known.counters))
+
+
+def _plan_scan(
+    table: TableState,
+    expr: Expression | None,
+    *,
+    as_of: str | None,
+    read_optimized: bool,
+    use_indexes: bool,
+) -> ScanPlan:
     counters: dict[str, int] = {}
     schema = table.schema if expr is not None else None
     matching = getattr(table.listing, "matching_partitions", None) if schema is not None else None
+    by_keys = getattr(table.listing, "partitions_with_keys", None) if schema is not None else None
+    keys = None
+    if by_keys is not None and expr is not None and schema is not None:
+        keys = partition_keys(expr, table.partition_scheme, _partition_schema(table.partition_scheme, schema))
     if matching is not None and expr is not None and table.partition_scheme.is_identity:
         # a catalog prunes by partition values itself (the metastore: one SQL query), so the
         # table's partitions are never all fetched
         partitions = matching(expr, table.partition_scheme.fields)
         counters["partitions_from_catalog"] = len(partitions)
+    elif keys is not None and by_keys is not None:
+        # the filter names the partitions' paths or path prefixes: point and prefix lookups of
+        # the MDT files partition, not the partition list
+        partitions = by_keys(keys.paths, keys.prefixes) if not keys.is_empty else []
+        counters["partitions_from_keys"] = len(partitions)
     else:
         partitions = table.partitions()
         counters["partitions"] = len(partitions)

@@ -159,8 +159,13 @@ class Planner:
         from hudi_md.planning.filters import from_json
         from hudi_md.planning.planner import plan_scan
 
-        expr = from_json(filters) if filters else None
         query_type = options.get(QUERY_TYPE, P.QUERY_SNAPSHOT)
+        # the same plan of the same table state (a new DataFrame repeating a query): its answer
+        answer_key = json.dumps([filters, query_type, options.get(AS_OF)], sort_keys=True)
+        answers = _ANSWERS.setdefault(table, {}) if query_type != P.QUERY_INCREMENTAL else {}
+        if answer_key in answers:
+            return answers[answer_key]
+        expr = from_json(filters) if filters else None
         if query_type not in P.QUERY_TYPES:
             raise InvalidOptionError(
                 f"{QUERY_TYPE} must be snapshot, read_optimized or incremental, got {query_type!r}"
@@ -185,7 +190,11 @@ class Planner:
             P.LATEST_INSTANT: latest.requested_time if latest else None,
             P.ROWS: batch.num_rows,
         }
-        return header, sink.getvalue().to_pybytes()
+        answer = (header, sink.getvalue().to_pybytes())
+        if len(answers) >= _ANSWERS_PER_TABLE:
+            answers.pop(next(iter(answers)))
+        answers[answer_key] = answer
+        return answer
 
     def _read_slice(
         self, table: Table, options: Mapping[str, str], desc: Mapping[str, Any], columns: object
@@ -298,6 +307,12 @@ def partition_arrow_schema(table: TableState) -> pa.Schema:
     return pa.schema(fields)
 
 
+# Plan answers per opened table state (gone with it), by filters and query options: a DataFrame
+# repeating a query on an unchanged table gets the answer already made (slices as Arrow).
+Answer = tuple[dict[str, Any], bytes]
+_ANSWERS: weakref.WeakKeyDictionary[Any, dict[str, Answer]] = weakref.WeakKeyDictionary()
+_ANSWERS_PER_TABLE = 16
+
 # Per opened table (the planner keeps one per timeline state): parsing every partition path costs
 # ~0.1 s at 100k partitions, and both the schema and every plan ask.
 _PATHS_CARRY_VALUES: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
@@ -311,7 +326,7 @@ def _paths_carry_values(table: TableState, scheme: PartitionScheme) -> bool:
         return True
     known = _PATHS_CARRY_VALUES.get(table)
     if known is None:
-        known = all(scheme.parse(p) is not None for p in table.partitions())
+        known = scheme.all_parse(table.partitions())
         _PATHS_CARRY_VALUES[table] = known
     return known
 

@@ -15,11 +15,14 @@ from hudi_md.storage.base import (
     StorageStats,
     set_fault_hook,
 )
+from hudi_md.storage.ranges import InputSlice, RangeCachedFile
 
 __all__ = [
     "BytesInputFile",
     "FileStatus",
     "InputFile",
+    "InputSlice",
+    "RangeCachedFile",
     "SimulatedCrash",
     "Storage",
     "StorageStats",

@@ -96,12 +96,14 @@ class StorageStats:
         self.bytes_read = 0
         self.bytes_written = 0
         self._paths: dict[str, int] = {}
+        self._read_bytes: dict[str, int] = {}
 
     def record(self, kind: str, path: str, nbytes: int = 0) -> None:
         with self._lock:
             self._requests[kind] += 1
             if kind == "read":
                 self.bytes_read += nbytes
+                self._read_bytes[path] = self._read_bytes.get(path, 0) + nbytes
             elif kind == "write":
                 self.bytes_written += nbytes
             self._paths[path] = self._paths.get(path, 0) + 1
@@ -119,6 +121,11 @@ class StorageStats:
         """Requests made for paths starting with ``prefix`` (relative to the root storage)."""
         with self._lock:
             return sum(n for p, n in self._paths.items() if p.startswith(prefix))
+
+    def bytes_read_under(self, prefix: str) -> int:
+        """Bytes read from paths starting with ``prefix`` (relative to the root storage)."""
+        with self._lock:
+            return sum(n for p, n in self._read_bytes.items() if p.startswith(prefix))
 
     def by_path(self) -> dict[str, int]:
         """Requests per path (relative to the root storage; a federated table's data files under
@@ -140,6 +147,7 @@ class StorageStats:
             self.bytes_read = 0
             self.bytes_written = 0
             self._paths.clear()
+            self._read_bytes.clear()
 
     def __getstate__(self) -> dict[str, Any]:
         with self._lock:
@@ -155,6 +163,7 @@ class StorageStats:
         self.bytes_read = state["bytes_read"]
         self.bytes_written = state["bytes_written"]
         self._paths = {}
+        self._read_bytes = {}
 
 
 @runtime_checkable

@@ -123,6 +123,7 @@ class FileSystemView:
             and i.completion_time > as_of
         }
         self._groups: dict[str, list[FileGroup]] = {}
+        self._latest: dict[str, list[FileSlice]] = {}  # latest merged slices, per partition
 
     # --- visibility --------------------------------------------------------------------------------
 
@@ -222,11 +223,12 @@ class FileSystemView:
         """The latest merged slice of every file group (a slice under pending compaction is
         merged with the one before it, as Hudi's snapshot reads do)."""
         out: list[FileSlice] = []
-        for groups in self.file_groups(partitions).values():
-            for g in groups:
-                s = self._latest_merged(g)
-                if s is not None:
-                    out.append(s)
+        known = self._latest
+        for p, groups in self.file_groups(partitions).items():
+            slices = known.get(p)
+            if slices is None:
+                slices = known[p] = [s for s in map(self._latest_merged, groups) if s is not None]
+            out.extend(slices)
         return out
 
     def latest_base_files(self, partitions: Sequence[str] | None = None) -> list[FileSlice]:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_md.errors import UnsupportedFeatureError
 from hudi_md.table.config import TableConfig
@@ -112,6 +114,26 @@ class PartitionScheme:
                 part = decoded
             out[field] = part
         return out
+
+    def all_parse(self, paths: list[str]) -> bool:
+        """Whether :meth:`parse` gives values for every one of ``paths`` (one vectorised pass:
+        a table may have a million partitions)."""
+        if not self.fields:
+            return True
+        if not self.is_identity:
+            return not paths
+        if self.url_encoded:
+            return all(self.parse(p) is not None for p in paths)
+        # Without URL encoding parse() fails only on the number of levels or, hive-style, on a
+        # level without its `field=`: one pattern says both.
+        level = "[^/]*"
+        pattern = "/".join(f"{re.escape(f)}={level}" if self.hive_style else level for f in self.fields)
+        if not paths:
+            return True
+        array = pa.array(paths, pa.string())
+        if pc.any(pc.equal(array, "")).as_py():
+            return False  # "" has no level at all
+        return bool(pc.all(pc.match_substring_regex(array, f"^{pattern}$")).as_py())
 
     def path_of(self, values: dict[str, str | None]) -> str:
         """The partition path Hudi 1.2 writes for these (stringified) values."""

@@ -12,9 +12,11 @@ It is opened on first use, since opening it costs storage reads a caller may not
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
@@ -35,6 +37,30 @@ if TYPE_CHECKING:  # the MDT reader is a layer above; states only hold one
 METADATA_ENABLE = "hoodie.metadata.enable"
 
 MetadataOpener = Callable[["TableState"], "MetadataTable | None"]
+
+
+class SnapshotCache:
+    """Results computed from one state, kept by key (least recently used dropped past ``size``):
+    a state is a snapshot, so a result asked for again is the same. Thread-safe."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
 
 
 class TableSource(Protocol):
@@ -98,6 +124,9 @@ class TableState:
         self._open_metadata = open_metadata
         self.metadata_error: Exception | None = None
         self._archived: bool | None = None
+        self._latest_view: tuple[Timeline, FileSystemView] | None = None
+        # scan plans of this state by filter (hudi_md.planning.planner.plan_scan)
+        self.plan_results = SnapshotCache()
 
     # --- what the table is ---------------------------------------------------------------------
 
@@ -175,8 +204,18 @@ class TableState:
         return storage_listing(self.storage, self.config.to_dict())
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        """The view as of ``as_of`` (None: the latest). The latest view is kept: a state is a
+        snapshot, and the view caches the file groups of every partition it was asked for, so a
+        plan repeated on this state builds none again."""
         listing = self.source.listing(as_of) if self.source is not None and as_of else self.listing
-        return FileSystemView(self.config, self.timeline, listing, as_of=as_of)
+        if as_of is None:
+            kept = self._latest_view
+            if kept is not None and kept[0] is self.timeline and kept[1].listing is listing:
+                return kept[1]
+        view = FileSystemView(self.config, self.timeline, listing, as_of=as_of)
+        if as_of is None:
+            self._latest_view = (self.timeline, view)
+        return view
 
     def partitions(self) -> list[str]:
         return self.listing.all_partitions()

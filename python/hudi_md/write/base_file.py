@@ -20,6 +20,7 @@ legacy 2-level one (``repeated group array``). Spark, parquet-avro and pyarrow r
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Mapping, Sequence
@@ -153,10 +154,9 @@ def write_base_file(
     names (``hoodie.parquet.compression.codec``); ``block_size`` and ``page_size`` are
     ``hoodie.parquet.block.size`` and ``hoodie.parquet.page.size``.
     """
-    schema_obj = writer_schema(json.loads(avro_schema_json))
-    if all(c in table.column_names for c in META_COLUMNS):
-        schema_obj = with_meta_fields(schema_obj)  # no-op when the schema already has them
-    arrow_schema = avro_schema_to_arrow(schema_obj)
+    footer_schema, arrow_schema = _prepared_schema(
+        avro_schema_json, all(c in table.column_names for c in META_COLUMNS)
+    )
     extra = [c for c in table.column_names if c not in arrow_schema.names]
     if extra:
         raise InvalidOptionError(f"columns {extra} are not in the Avro schema of {relative_path}")
@@ -174,7 +174,7 @@ def write_base_file(
         raise InvalidOptionError(f"no {record_key_column} column to fill the bloom filter from")
     min_key, max_key = min_max_java_string_column(key_column)
 
-    footer: dict[str, str] = {AVRO_SCHEMA_KEY: _schema_text(schema_obj), WRITER_MODEL_KEY: "avro"}
+    footer: dict[str, str] = {AVRO_SCHEMA_KEY: footer_schema, WRITER_MODEL_KEY: "avro"}
     if bloom is not None:
         bloom.add_column(key_column)
         # Key order of HoodieBloomFilterWriteSupport.finalizeMetadata's HashMap as parquet-mr writes it.
@@ -200,6 +200,21 @@ def write_base_file(
     )
 
 
+@functools.lru_cache(maxsize=16)
+def _prepared_schema(avro_schema_json: str, with_meta: bool) -> tuple[str, pa.Schema]:
+    """The footer's schema text and the Arrow schema of a writer schema: the same for every file
+    of a write (a bulk insert of 1M partitions writes 1M files), so derived once."""
+    schema_obj = writer_schema(json.loads(avro_schema_json))
+    if with_meta:
+        schema_obj = with_meta_fields(schema_obj)  # no-op when the schema already has them
+    return _schema_text(schema_obj), avro_schema_to_arrow(schema_obj)
+
+
+@functools.lru_cache(maxsize=1)
+def _writer_parameters() -> frozenset[str]:
+    return frozenset(inspect.signature(pq.ParquetWriter.__init__).parameters)
+
+
 def _writer_options(page_size: int, compression: str) -> dict[str, Any]:
     """ParquetWriter options closest to parquet-mr 1.13 under Hudi's defaults; options this pyarrow
     lacks are left out (older versions behave like the defaults chosen here or cannot do better)."""
@@ -221,7 +236,7 @@ def _writer_options(page_size: int, compression: str) -> dict[str, Any]:
         "store_decimal_as_integer": False,  # decimals stay FIXED_LEN_BYTE_ARRAY like Spark's legacy format
         "write_time_adjusted_to_utc": True,  # parquet-avro marks time-millis/micros as UTC-adjusted
     }
-    accepted = inspect.signature(pq.ParquetWriter.__init__).parameters
+    accepted = _writer_parameters()
     return {k: v for k, v in wanted.items() if k in accepted}
 
 

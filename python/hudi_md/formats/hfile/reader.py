@@ -41,7 +41,10 @@ from hudi_md.storage import BytesInputFile, InputFile
 __all__ = ["HFileReader"]
 
 _OPEN_TAIL_BYTES = 64 << 10  # one read usually covers trailer + load-on-open (the whole file if small)
-_SCAN_READAHEAD = 4 << 20  # full scans read this much per request instead of one block at a time
+_SCAN_READAHEAD = 4 << 20  # a cursor walking block to block ramps its reads up to this
+# A full scan reads the whole data section in one request (up to this much): it reads every byte
+# anyway, and on an object store one large GET costs far less than many.
+_SCAN_READ_LIMIT = 256 << 20
 _WALK_READAHEAD_START = 256 << 10  # a cursor stepping block to block ramps its reads up from here
 _DATA_CACHE_BYTES = 32 << 20  # decoded data blocks kept per reader (MDT blocks are ~1 MB)
 _INDEX_CACHE_BLOCKS = 256  # non-root index blocks (only multi-level HBase files have them)
@@ -70,13 +73,20 @@ def _as_key(key: bytes | str) -> bytes:
     raise TypeError(f"HFile keys are bytes or str, not {type(key).__name__}")
 
 
+def _successor(prefix: bytes) -> bytes | None:
+    """The least key greater than every key starting with ``prefix`` (None: there is none)."""
+    p = prefix.rstrip(b"\xff")
+    return p[:-1] + bytes([p[-1] + 1]) if p else None
+
+
 class HFileReader:
     """Reads an HFile v3 as Hudi writes it (HBase-written ≤ 1.0.x files and native 1.1+ files).
 
-    Opening costs one range read (two when the load-on-open section is larger than 64 KiB); a lookup
-    then reads only the index and data blocks on its path, and decoded blocks stay in a small LRU so
-    batched lookups walk each block once. Rows compare as unsigned bytes. Every malformed input
-    raises :class:`~hudi_md.errors.HFileFormatError` naming the file.
+    Opening costs one range read of the file's last ``open_tail_bytes`` (two when the trailer and
+    load-on-open section are longer); a lookup then reads only the index and data blocks on its
+    path, and decoded blocks stay in a small LRU so batched lookups walk each block once. Rows
+    compare as unsigned bytes. Every malformed input raises
+    :class:`~hudi_md.errors.HFileFormatError` naming the file.
 
     Thread safety: block fetching is serialized by a lock, so one reader may serve concurrent
     ``get`` calls; each iterator must still be consumed by a single thread.
@@ -85,13 +95,19 @@ class HFileReader:
     trailer: HFileTrailer
     file_info: dict[str, bytes]  # raw file-info map, keys decoded as UTF-8
 
-    def __init__(self, source: InputFile, *, verify_checksums: bool = True) -> None:
+    def __init__(
+        self, source: InputFile, *, verify_checksums: bool = True, open_tail_bytes: int = _OPEN_TAIL_BYTES
+    ) -> None:
         self._source = source
+        self._open_tail_bytes = open_tail_bytes
         self.name: str = str(getattr(source, "name", "<input>"))
         self._verify = verify_checksums
         self._lock = threading.RLock()
         self._buf_start = 0
         self._buf = b""
+        # Spans of data blocks read ahead by one batch operation (see _prefetch_key_ranges).
+        self._prefetched: list[tuple[int, bytes]] = []
+        self._root_position: dict[int, int] | None = None
         self._data_cache: OrderedDict[int, _DataBlock] = OrderedDict()
         self._data_cache_bytes = 0
         self._index_cache: OrderedDict[int, tuple[list[bytes], list[int], list[int]]] = OrderedDict()
@@ -113,7 +129,7 @@ class HFileReader:
         self._size = size
         if size < TRAILER_SIZE:
             raise Corrupt(f"file of {size} bytes is shorter than the {TRAILER_SIZE}-byte HFile trailer")
-        tail = min(size, _OPEN_TAIL_BYTES)
+        tail = min(size, max(self._open_tail_bytes, TRAILER_SIZE))
         self._read(size - tail, tail)
         t = parse_trailer(self._read(size - TRAILER_SIZE, TRAILER_SIZE), size)
         self.trailer = t
@@ -208,7 +224,7 @@ class HFileReader:
         """Values of every present key (first cell each), walking the file once in key order."""
         wanted = sorted({_as_key(k) for k in keys})
         found: dict[bytes, bytes] = {}
-        with self._guard("batch lookup failed"):
+        with self._guard("batch lookup failed"), self._prefetch_key_ranges([(k, k + b"\0") for k in wanted]):
             cursor = _Cursor(self)
             for k in wanted:
                 if not cursor.seek(k):
@@ -224,17 +240,26 @@ class HFileReader:
                 return
             start = self._locate(b"")
             assert start is not None
-            block: _DataBlock | None = self._data_block(start[0], start[1], _SCAN_READAHEAD, cache=False)
-            count = 0
-            previous_last: bytes | None = None
-            while block is not None:
-                if block.rows:
-                    if previous_last is not None and block.rows[0] < previous_last:
-                        raise Corrupt(f"data block at {block.offset} starts below its predecessor's last row")
-                    previous_last = block.rows[-1]
-                    count += len(block.rows)
-                    yield from zip(block.rows, block.values, strict=True)
-                block = self._next_data_block(block, _SCAN_READAHEAD, cache=False)
+            # up to the trailer: the last block's read peeks at the header after it
+            readahead = min(self._size - TRAILER_SIZE - start[0], _SCAN_READ_LIMIT)
+            try:
+                block: _DataBlock | None = self._data_block(start[0], start[1], readahead, cache=False)
+                count = 0
+                previous_last: bytes | None = None
+                while block is not None:
+                    if block.rows:
+                        if previous_last is not None and block.rows[0] < previous_last:
+                            raise Corrupt(
+                                f"data block at {block.offset} starts below its predecessor's last row"
+                            )
+                        previous_last = block.rows[-1]
+                        count += len(block.rows)
+                        yield from zip(block.rows, block.values, strict=True)
+                    block = self._next_data_block(block, readahead, cache=False)
+            finally:
+                with self._lock:  # the scan's buffer may be the whole file: do not keep it
+                    if len(self._buf) > _SCAN_READAHEAD:
+                        self._buf_start, self._buf = 0, b""
             if count != self.trailer.entry_count:
                 raise Corrupt(f"scan found {count} cells, trailer says {self.trailer.entry_count}")
             if self._last_row is not None and previous_last != self._last_row:
@@ -257,15 +282,40 @@ class HFileReader:
         return self._scan_prefixes(reduced)
 
     def _scan_prefixes(self, prefixes: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
-        with self._guard("prefix scan failed"):
+        ranges = [(p, _successor(p)) for p in prefixes]
+        with self._guard("prefix scan failed"), self._prefetch_key_ranges(ranges):
             cursor = _Cursor(self)
-            for p in prefixes:
+            for p, end in ranges:
                 if not cursor.seek(p):
                     return
                 while cursor.row.startswith(p):
                     yield cursor.row, cursor.value
+                    if end is not None and cursor.last_below(end):
+                        break  # the next block starts past the prefix: not read
                     if not cursor.advance():
                         return
+
+    def scan_range(self, low: bytes | str, high: bytes | str | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """Every ``(row, value)`` with ``low <= row < high`` (``high`` None: to the end), in file
+        order, reading only the data blocks that may hold such rows (in one request when they are
+        adjacent)."""
+        lo = _as_key(low)
+        hi = None if high is None else _as_key(high)
+        if hi is not None and hi <= lo:
+            return iter(())
+        return self._scan_range(lo, hi)
+
+    def _scan_range(self, lo: bytes, hi: bytes | None) -> Iterator[tuple[bytes, bytes]]:
+        with self._guard("range scan failed"), self._prefetch_key_ranges([(lo, hi)]):
+            cursor = _Cursor(self)
+            if not cursor.seek(lo):
+                return
+            while hi is None or cursor.row < hi:
+                yield cursor.row, cursor.value
+                if hi is not None and cursor.last_below(hi):
+                    return  # the next block starts at or past ``hi``: not read
+                if not cursor.advance():
+                    return
 
     def __repr__(self) -> str:
         t = self.trailer
@@ -294,6 +344,9 @@ class HFileReader:
         start = offset - self._buf_start
         if start >= 0 and start + length <= len(self._buf):
             return self._buf[start : start + length]
+        for span_start, span in self._prefetched:
+            if span_start <= offset and offset + length <= span_start + len(span):
+                return span[offset - span_start : offset - span_start + length]
         want = min(max(length, readahead), self._size - offset)
         data = self._source.read(offset, want)
         if len(data) != want:
@@ -395,6 +448,77 @@ class HFileReader:
                 self._index_cache.popitem(last=False)
             return entry
 
+    @contextmanager
+    def _prefetch_key_ranges(self, ranges: list[tuple[bytes, bytes | None]]) -> Iterator[None]:
+        """Read, before a batch operation, the data blocks that may hold rows in the key ranges
+        ``[low, high)`` (``high`` None: to the end): adjacent blocks in one request, blocks already
+        decoded not at all. A multi-level index is walked (its blocks cached) to find the first
+        and last block of each range."""
+        if not self._root_rows or not ranges:
+            yield
+            return
+        with self._lock:
+            spans = self._block_spans(ranges)
+            limit = self._size - TRAILER_SIZE
+            for start, end in spans:
+                # the block header after the last block too: _fetch peeks at it
+                end = min(end + HEADER_SIZE, limit)
+                data = self._source.read(start, end - start)
+                if len(data) != end - start:
+                    raise Corrupt(f"short read: {len(data)} of {end - start} bytes at {start}")
+                self._prefetched.append((start, bytes(data)))
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._prefetched = []
+
+    def _block_spans(self, ranges: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        """Byte spans ``[start, end)`` of the data blocks not yet decoded that the key ranges need,
+        adjacent ones merged."""
+        blocks: list[tuple[int, int]] = []  # (offset, size) of each needed block, or of a run
+        if self.trailer.num_data_index_levels == 1:
+            rows = self._root_rows
+            for lo, hi in ranges:
+                if self._last_row is not None and lo > self._last_row:
+                    continue
+                last = len(rows) - 1 if hi is None else floor_entry(rows, hi)
+                for i in range(floor_entry(rows, lo), max(floor_entry(rows, lo), last) + 1):
+                    blocks.append((self._root_offsets[i], self._root_sizes[i]))
+        else:
+            for lo, hi in ranges:
+                if self._last_row is not None and lo > self._last_row:
+                    continue
+                first = self._locate(lo)
+                last = self._locate(hi) if hi is not None else None
+                if first is None:
+                    continue
+                if last is None:
+                    blocks.append((first[0], self._data_end - first[0]))
+                elif last[0] >= first[0]:
+                    blocks.append((first[0], last[0] + last[1] - first[0]))
+        spans: list[tuple[int, int]] = []
+        for offset, size in sorted(set(blocks)):
+            if offset in self._data_cache and size == self._data_cache[offset].total_size:
+                continue
+            if spans and offset <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], offset + size))
+            else:
+                spans.append((offset, offset + size))
+        return spans
+
+    def _next_block_at_or_after(self, offset: int, key: bytes) -> bool:
+        """Whether no cell below ``key`` follows the data block at ``offset`` (known from a
+        single-level index without reading on: an index row is at most its block's first row)."""
+        if self.trailer.num_data_index_levels != 1:
+            return False
+        if self._root_position is None:
+            self._root_position = {off: i for i, off in enumerate(self._root_offsets)}
+        i = self._root_position.get(offset)
+        if i is None:
+            return False
+        return i + 1 >= len(self._root_rows) or self._root_rows[i + 1] >= key
+
     def _locate(self, key: bytes) -> tuple[int, int] | None:
         """``(offset, size)`` of the data block where a forward search for ``key`` must start."""
         if not self._root_rows:
@@ -461,6 +585,13 @@ class _Cursor:
                 return True
             if not self._next_block():
                 return False
+
+    def last_below(self, key: bytes) -> bool:
+        """Whether the cell here is the last one below ``key`` that the file can hold, as far as
+        the index tells without reading another block."""
+        block = self._block
+        assert block is not None
+        return self._pos == len(block.rows) - 1 and self._reader._next_block_at_or_after(block.offset, key)
 
     def advance(self) -> bool:
         """Step to the next cell; ``False`` at the end of the file."""
