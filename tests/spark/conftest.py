@@ -28,17 +28,18 @@ def sources_sha256() -> str:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def scala_line(spark_version: str) -> str:
-    return "2.12" if spark_version.startswith("3.") else "2.13"
-
-
 @pytest.fixture(scope="session")
 def shim_jar() -> str:
+    """The shim jar of the running PySpark's line, rebuilt (``scripts/build-shim <line>``) when it
+    is missing or stale."""
     import pyspark
 
-    line = scala_line(pyspark.__version__)
-    jar = JARS / f"hudi-md-spark_{line}.jar"
-    stamp = JARS / f"hudi-md-spark_{line}.sources.sha256"
+    from hudi_md.spark.session import jar_name, spark_line
+
+    name = jar_name(pyspark.__version__)
+    line = ".".join(map(str, spark_line(pyspark.__version__) or ()))
+    jar = JARS / name
+    stamp = jar.with_suffix(".sources.sha256")
     if jar.is_file() and stamp.is_file() and stamp.read_text().strip() == sources_sha256():
         return str(jar)
     why = "missing" if not jar.is_file() else "built from other sources"
@@ -51,10 +52,10 @@ def shim_jar() -> str:
             timeout=1500,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
-        pytest.fail(f"{jar.name} is {why} and scripts/build-shim could not run: {e}", pytrace=False)
+        pytest.fail(f"{name} is {why} and scripts/build-shim could not run: {e}", pytrace=False)
     if proc.returncode != 0 or not jar.is_file():
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
-        pytest.fail(f"{jar.name} is {why} and scripts/build-shim failed:\n{tail}", pytrace=False)
+        pytest.fail(f"{name} is {why} and scripts/build-shim failed:\n{tail}", pytrace=False)
     return str(jar)
 
 

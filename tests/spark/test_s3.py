@@ -2,7 +2,8 @@
 
 The tables are written to the server (a COW table by hudi-md's writer, a MOR fixture table with
 log files copied as is), then a Spark driver in a child process (its JVM needs hadoop-aws and the
-AWS SDK on the classpath from the start: ``scripts/fetch-s3-jars`` puts them in build/jars) reads
+AWS SDK on the classpath from the start: ``scripts/fetch-s3-jars <Spark line>`` puts them in
+build/jars; SDK v1 for Spark 3.5's Hadoop 3.3, v2 for Spark 4's Hadoop 3.4+) reads
 them through the shim, with the S3A settings as ``spark.hadoop.fs.s3a.*`` and as read options
 (``fs.s3a.*``, which the planner process maps to s3fs options). The hudi-md rows are compared with
 ``spark.read.parquet`` over the files the plan lists and with hudi-md's Python reader.
@@ -30,7 +31,8 @@ REGION = "us-east-1"
 
 
 def pyspark_hadoop_version() -> str | None:
-    """The Hadoop inside the running PySpark (its hadoop-client-api jar): 3.3.4 in 3.5, 3.4.1 in 4.0."""
+    """The Hadoop inside the running PySpark (its hadoop-client-api jar): 3.3.4 in 3.5, 3.4.1 in 4.0,
+    3.5.0 in 4.3."""
     import pyspark
 
     api = sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
@@ -38,12 +40,11 @@ def pyspark_hadoop_version() -> str | None:
 
 
 def s3_jars() -> list[str]:
-    """hadoop-aws (of this PySpark's Hadoop: S3A fails on another, e.g. 3.3.4 on Spark 4's 3.4.1)
-    and aws-java-sdk-bundle from build/jars; empty if either is absent."""
-    hadoop = pyspark_hadoop_version()
-    aws = sorted(JARS.glob(f"hadoop-aws-{hadoop}.jar"))
-    sdk = sorted(JARS.glob("aws-java-sdk-bundle-*.jar"))
-    return [str(aws[-1]), str(sdk[-1])] if aws and sdk else []
+    """hadoop-aws of this PySpark's Hadoop (S3A fails on another, e.g. 3.3.4 on Spark 4's 3.4.1) and
+    the AWS SDK bundle it names, as ``scripts/fetch-s3-jars`` listed them; empty if absent."""
+    listing = JARS / f"s3a-hadoop-{pyspark_hadoop_version()}.classpath"
+    jars = listing.read_text().split() if listing.is_file() else []
+    return jars if jars and all(Path(j).is_file() for j in jars) else []
 
 
 def s3a_options(endpoint: str) -> dict[str, str]:
@@ -190,9 +191,12 @@ def _free_port() -> int:
 def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -> None:
     jars = s3_jars()
     if not jars:
+        import pyspark
+
+        line = ".".join(pyspark.__version__.split(".")[:2])
         pytest.skip(
-            f"hadoop-aws-{pyspark_hadoop_version()} / aws-java-sdk-bundle jars not in {JARS} "
-            "(run scripts/fetch-s3-jars with this PySpark)"
+            f"hadoop-aws-{pyspark_hadoop_version()} and its AWS SDK bundle are not in {JARS} "
+            f"(run scripts/fetch-s3-jars {line})"
         )
     import pyarrow as pa
     import s3fs
