@@ -6,7 +6,6 @@ sources than the checked-out ones (``<jar>.sources.sha256``); a failed build fai
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -16,16 +15,10 @@ from typing import Any
 
 import pytest
 
+from fixtures import shim_sources_sha256
+
 REPO = Path(__file__).resolve().parents[2]
 JARS = REPO / "python" / "hudi_md" / "jars"
-
-
-def sources_sha256() -> str:
-    """The hash ``scripts/build-shim`` writes next to each jar (same files, same line format)."""
-    files = ["build.sbt", "project/build.properties", "project/repositories"]
-    files += [p.relative_to(REPO).as_posix() for p in (REPO / "jvm-shim" / "src").rglob("*") if p.is_file()]
-    lines = "".join(f"{hashlib.sha256((REPO / f).read_bytes()).hexdigest()}  {f}\n" for f in sorted(files))
-    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +33,7 @@ def shim_jar() -> str:
     line = ".".join(map(str, spark_line(pyspark.__version__) or ()))
     jar = JARS / name
     stamp = jar.with_suffix(".sources.sha256")
-    if jar.is_file() and stamp.is_file() and stamp.read_text().strip() == sources_sha256():
+    if jar.is_file() and stamp.is_file() and stamp.read_text().strip() == shim_sources_sha256():
         return str(jar)
     why = "missing" if not jar.is_file() else "built from other sources"
     try:

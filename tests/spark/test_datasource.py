@@ -57,6 +57,7 @@ def hudi_md_df(spark: Any, path: str, fmt: str = "hudi-md", **options: str) -> A
 # --- whole tables ------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize("archive", [SIMPLE, COMPLEX, NONPART, TIMEBASED])
 def test_full_read_equals_parquet_of_latest_base_files(hudi_spark, table_path, archive: str) -> None:
     path = str(table_path(archive))
@@ -94,6 +95,7 @@ def test_mor_snapshot_without_log_files_reads(hudi_spark, table_path) -> None:
     assert rows(hudi_md_df(hudi_spark, path)) == rows(reference(hudi_spark, path))
 
 
+@pytest.mark.spark_smoke
 def test_mor_snapshot_with_log_files_merges_them(hudi_spark, table_path) -> None:
     """Slices with log files are merged on the executors (more in test_mor_snapshot.py)."""
     path = str(table_path(MOR_RO))
@@ -113,6 +115,7 @@ def test_mor_snapshot_with_log_files_merges_them(hudi_spark, table_path) -> None
     assert "FileScan parquet" in df._jdf.queryExecution().executedPlan().toString()
 
 
+@pytest.mark.spark_smoke
 def test_time_travel_option(hudi_spark, table_path) -> None:
     path = str(table_path(SIMPLE))
     table = hudi_md.open_table(path)
@@ -132,6 +135,7 @@ def test_user_schema_keeps_partition_columns_from_the_planner(hudi_spark, table_
     )
 
 
+@pytest.mark.spark_smoke
 def test_planner_errors_carry_the_python_error(hudi_spark, tmp_path) -> None:
     with pytest.raises(Exception, match="TableNotFoundError: "):
         hudi_md_df(hudi_spark, str(tmp_path / "no-table"))
@@ -180,6 +184,7 @@ def test_int_partition_filters(hudi_spark, table_path, where: str) -> None:
     assert rows(hudi_md_df(hudi_spark, path).where(where)) == rows(reference(hudi_spark, path).where(where))
 
 
+@pytest.mark.spark_smoke
 def test_partition_filter_prunes_in_the_planner(hudi_spark, table_path) -> None:
     path = str(table_path(SIMPLE))
     assert hudi_md_df(hudi_spark, path).where("region = 'us'").count() == 5
@@ -190,6 +195,7 @@ def test_partition_filter_prunes_in_the_planner(hudi_spark, table_path) -> None:
     assert plain(plan["path"]) == path and plan["latest_instant"]
 
 
+@pytest.mark.spark_smoke
 def test_data_filter_skips_files(hudi_spark, table_path) -> None:
     path = str(table_path(SIMPLE))
     assert hudi_md_df(hudi_spark, path).where("txn_id = 'TXN-003'").count() == 1
@@ -197,6 +203,7 @@ def test_data_filter_skips_files(hudi_spark, table_path) -> None:
     assert counters["jvm_files"] < len(base_files(path))
 
 
+@pytest.mark.spark_smoke
 def test_untranslatable_partition_filter_is_exact(hudi_spark, table_path) -> None:
     path = str(table_path(COMPLEX))
     got = hudi_md_df(hudi_spark, path).where("byteField % 20 = 10").select("byteField").distinct()
@@ -300,6 +307,7 @@ def test_planner_process_is_restarted(hudi_spark, table_path) -> None:
 # --- SQL -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark_smoke
 def test_sql_tables(hudi_spark, table_path) -> None:
     simple = str(table_path(SIMPLE))
     complex_ = str(table_path(COMPLEX))
@@ -323,6 +331,7 @@ def test_sql_tables(hudi_spark, table_path) -> None:
 # --- the Python helpers ------------------------------------------------------------------------------
 
 
+@pytest.mark.spark_smoke
 def test_jar_path_per_spark_line(shim_jar: str) -> None:
     import pyspark
 

@@ -31,6 +31,7 @@ class Builder:
         return self
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize(
     "version", ["3.4.1", "3.3.2", "4.4.0", "4.4.0.dev0", "2.4.8", "5.0.0", "3.6.0", "nonsense"]
 )
@@ -47,6 +48,7 @@ def test_unsupported_spark_versions_are_refused(version: str) -> None:
     assert isinstance(e.value, ValueError)
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize(
     ("version", "jar"),
     [
@@ -70,6 +72,7 @@ def test_supported_lines_map_to_their_jar(version: str, jar: str) -> None:
     assert b._options["spark.jars"] == str(JARS_DIR / jar)
 
 
+@pytest.mark.spark_smoke
 def test_the_package_exports_configure() -> None:
     import hudi_md.spark
 
