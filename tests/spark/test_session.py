@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from jar_links import link_problems
 
 from hudi_md.errors import UnsupportedSparkVersionError
 from hudi_md.spark.session import JARS_DIR, SUPPORTED_SPARK_LINES, configure, jar_name, jar_path
@@ -78,6 +79,20 @@ def test_the_package_exports_configure() -> None:
 
     assert hudi_md.spark.configure is configure
     assert hudi_md.spark.jar_path is jar_path
+
+
+@pytest.mark.spark_smoke
+def test_the_running_lines_jar_links_against_its_spark() -> None:
+    """Every member the jar uses in Spark, Scala or Hadoop exists in the running PySpark's jars, and
+    every abstract method of Spark's interfaces is implemented: the JVM only fails on first use."""
+    import pyspark
+
+    spark_jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
+    assert spark_jars
+    assert link_problems(Path(jar_path(pyspark.__version__)), spark_jars) == []
+    # The check fails a jar of another Scala line (the 3.5 jar is Scala 2.12, every 4.x jar 2.13).
+    other = jar_path("4.3.0" if pyspark.__version__.startswith("3.") else "3.5.0")
+    assert any("scala/collection" in p for p in link_problems(Path(other), spark_jars))
 
 
 def test_configure_sets_the_interpreters_and_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
