@@ -137,7 +137,7 @@ def child(endpoint: str, spec_path: str, out_path: str) -> None:
 
 
 def test_planner_maps_s3a_settings_to_s3fs_options() -> None:
-    from hudi_md.spark.planner import s3a_storage_options
+    from hudi_md.storage.hadoop_s3a import s3a_storage_options
 
     opts = {
         "hoodie.metadata.enable": "true",
