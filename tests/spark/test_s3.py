@@ -15,36 +15,17 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from s3_server import REPO, moto_server, s3_jars_or_skip
 
-REPO = Path(__file__).resolve().parents[2]
-JARS = REPO / "build" / "jars"
 MOR_TRIPS = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"  # city=<string>, updates + a delete
 KEY = SECRET = "test"
 REGION = "us-east-1"
-
-
-def pyspark_hadoop_version() -> str | None:
-    """The Hadoop inside the running PySpark (its hadoop-client-api jar): 3.3.4 in 3.5, 3.4.1 in 4.0,
-    3.5.0 in 4.3."""
-    import pyspark
-
-    api = sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
-    return api[-1].stem.removeprefix("hadoop-client-api-") if api else None
-
-
-def s3_jars() -> list[str]:
-    """hadoop-aws of this PySpark's Hadoop (S3A fails on another, e.g. 3.3.4 on Spark 4's 3.4.1) and
-    the AWS SDK bundle it names, as ``scripts/fetch-s3-jars`` listed them; empty if absent."""
-    listing = JARS / f"s3a-hadoop-{pyspark_hadoop_version()}.classpath"
-    jars = listing.read_text().split() if listing.is_file() else []
-    return jars if jars and all(Path(j).is_file() for j in jars) else []
 
 
 def s3a_options(endpoint: str) -> dict[str, str]:
@@ -181,34 +162,15 @@ def test_planner_maps_s3a_settings_to_s3fs_options() -> None:
     assert s3a_storage_options("file:/tmp/t", {"fs.s3a.anything": "x"}) == {}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.s3
 def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -> None:
-    jars = s3_jars()
-    if not jars:
-        import pyspark
-
-        line = ".".join(pyspark.__version__.split(".")[:2])
-        pytest.skip(
-            f"hadoop-aws-{pyspark_hadoop_version()} and its AWS SDK bundle are not in {JARS} "
-            f"(run scripts/fetch-s3-jars {line})"
-        )
+    jars = s3_jars_or_skip()
     import pyarrow as pa
     import s3fs
-    from moto.server import ThreadedMotoServer
 
     import hudi_md
 
-    port = _free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
+    with moto_server() as endpoint:
         storage = storage_options(endpoint)
         fs = s3fs.S3FileSystem(**storage)
         fs.call_s3("create_bucket", Bucket="hudi-md-test")
@@ -297,8 +259,6 @@ def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -
         assert proc.returncode == 0, proc.stderr[-5000:]
         got = json.loads(out_path.read_text())
         fed_table_keys = fs.find("hudi-md-test/fed")
-    finally:
-        server.stop()
 
     cow = got["cow"]
     upd = {"k01": 101, "k02": 102, "k04": 104}
