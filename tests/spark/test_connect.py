@@ -6,10 +6,15 @@ wheel ships the spark-connect jar) with the shim jar of this Spark line (``--jar
 interpreter (``spark.hudi_md.planner.python``) and a free port. A client session on
 ``sc://localhost:<port>`` (``pyspark[connect]``: gRPC, no JVM of its own) reads tables with filters
 and query options; the rows are compared with hudi-md's Python reader.
+
+The client runs in a child process (``python test_connect.py URL SPEC OUT``): once a process made a
+Connect session, PySpark's builders there (and in the processes it starts) make Connect sessions,
+which would break every later classic-session test.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -98,32 +103,6 @@ def connect_url(shim_jar: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
             server.wait()
 
 
-@pytest.fixture(scope="module")
-def remote(connect_url: str) -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    spark = SparkSession.builder.remote(connect_url).getOrCreate()
-    try:
-        yield spark
-    finally:
-        spark.stop()
-
-
-def _rows(df: Any, columns: list[str]) -> list[list[Any]]:
-    return sorted(([r[c] for c in columns] for r in df.select(*columns).collect()), key=repr)
-
-
-def _want(rows: list[dict[str, Any]], columns: list[str]) -> list[list[Any]]:
-    return sorted(([r[c] for c in columns] for r in rows), key=repr)
-
-
-def test_the_client_session_is_spark_connect(remote: Any) -> None:
-    from pyspark.sql.connect.session import SparkSession as ConnectSession
-
-    assert isinstance(remote, ConnectSession)
-    assert remote.version == pyspark.__version__
-
-
 READS = {
     # fixture, columns, Spark filter, the same on Python rows
     "cow": (
@@ -139,54 +118,126 @@ READS = {
         lambda r: r["city"] == "san_francisco" and r["fare"] > 20,
     ),
 }
+INC_COLUMNS = ["_hoodie_record_key", "_hoodie_commit_time", "fare"]
+
+
+def _rows(df: Any, columns: list[str]) -> list[list[Any]]:
+    return sorted(([r[c] for c in columns] for r in df.select(*columns).collect()), key=repr)
+
+
+def _want(rows: list[dict[str, Any]], columns: list[str]) -> list[list[Any]]:
+    """Python rows as the client's rows come back (sorted, through JSON: decimals as strings)."""
+    want = sorted(([r[c] for c in columns] for r in rows), key=repr)
+    return json.loads(json.dumps(want, default=str))
+
+
+def child(url: str, spec_path: str, out_path: str) -> None:
+    """The Connect client: runs the spec's reads (and write) and writes what it saw as JSON."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    spec = json.loads(Path(spec_path).read_text())
+    spark = SparkSession.builder.remote(url).getOrCreate()
+    out: dict[str, Any] = {"connect": isinstance(spark, ConnectSession), "version": spark.version}
+    try:
+        for name, t in spec.get("reads", {}).items():
+            df = spark.read.format("hudi-md").load(t["path"])
+            filtered = df.where(t["where"])
+            out[name] = {
+                "rows": _rows(df, t["columns"]),
+                "filtered": _rows(filtered, t["columns"]),
+                "count": filtered.count(),
+                "explain": filtered._explain_string(extended=True),
+            }
+        if "mor_options" in spec:
+            t = spec["mor_options"]
+            read = spark.read.format("hudi-md")
+            ro = read.option("hoodie.datasource.query.type", "read_optimized").load(t["path"])
+            inc = (
+                spark.read.format("hudi-md")
+                .option("hoodie.datasource.query.type", "incremental")
+                .option("hoodie.datasource.read.begin.instanttime", t["begin"])
+                .load(t["path"])
+            )
+            spark.sql(
+                f"CREATE OR REPLACE TEMPORARY VIEW trips_connect USING hudi_md OPTIONS (path '{t['path']}')"
+            )
+            by_city = spark.sql("SELECT city, count(*) AS n FROM trips_connect GROUP BY city").collect()
+            out["mor_options"] = {
+                "read_optimized": _rows(ro, INC_COLUMNS),
+                "incremental": _rows(inc, INC_COLUMNS),
+                "by_city": {r["city"]: r["n"] for r in by_city},
+            }
+        if "write" in spec:
+            w = spec["write"]
+            df = spark.createDataFrame([tuple(r) for r in w["rows"]], w["schema"])
+            df.write.format("hudi-md").options(**w["options"]).mode("append").save(w["path"])
+            out["written_back"] = _rows(spark.read.format("hudi-md").load(w["path"]), w["columns"])
+    finally:
+        spark.stop()
+    Path(out_path).write_text(json.dumps(out, default=str))
+
+
+def _run_client(url: str, spec: dict[str, Any], tmp: Path) -> dict[str, Any]:
+    spec_path, out_path = tmp / "spec.json", tmp / "out.json"
+    spec_path.write_text(json.dumps(spec))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARK_")}
+    proc = subprocess.run(
+        [sys.executable, __file__, url, str(spec_path), str(out_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    return json.loads(out_path.read_text())
+
+
+@pytest.fixture(scope="module")
+def client(connect_url: str, table_path: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What the Connect client read: every read of the module in one client process."""
+    reads = {
+        name: {"path": str(table_path(fixture)), "columns": columns, "where": where}
+        for name, (fixture, columns, where, _) in READS.items()
+    }
+    mor = table_path(MOR_TRIPS)
+    begin = next(iter(hudi_md.open_table(str(mor)).timeline.write_timeline())).requested_time
+    spec = {"reads": reads, "mor_options": {"path": str(mor), "begin": begin}}
+    return _run_client(connect_url, spec, tmp_path_factory.mktemp("connect-client"))
+
+
+def test_the_client_session_is_spark_connect(client: dict[str, Any]) -> None:
+    assert client["connect"] is True
+    assert client["version"] == pyspark.__version__
 
 
 @pytest.mark.parametrize("name", sorted(READS))
-def test_read_with_filters_through_connect(remote: Any, table_path: Any, name: str) -> None:
-    fixture, columns, where, keep = READS[name]
-    path = table_path(fixture)
-    rows = hudi_md.open_table(str(path)).read(columns=columns).to_pylist()
-    df = remote.read.format("hudi-md").load(str(path))
-    assert _rows(df, columns) == _want(rows, columns)
-    filtered = df.where(where)
+def test_read_with_filters_through_connect(client: dict[str, Any], table_path: Any, name: str) -> None:
+    fixture, columns, _, keep = READS[name]
+    rows = hudi_md.open_table(str(table_path(fixture))).read(columns=columns).to_pylist()
+    got = client[name]
+    assert got["rows"] == _want(rows, columns)
     want = _want([r for r in rows if keep(r)], columns)
     assert want and len(want) < len(rows)
-    assert _rows(filtered, columns) == want
-    assert filtered.count() == len(want)
+    assert got["filtered"] == want
+    assert got["count"] == len(want)
     # the plan is the shim's, made on the server (Location: HudiMdFileIndex(1 paths)[<path, abbreviated>])
-    assert "Location: HudiMdFileIndex" in filtered._explain_string(extended=True)
+    assert "Location: HudiMdFileIndex" in got["explain"]
 
 
-def test_sql_and_query_options_through_connect(remote: Any, table_path: Any) -> None:
-    path = table_path(MOR_TRIPS)
-    table = hudi_md.open_table(str(path))
+def test_query_options_and_sql_through_connect(client: dict[str, Any], table_path: Any) -> None:
+    table = hudi_md.open_table(str(table_path(MOR_TRIPS)))
     commits = [i.requested_time for i in table.timeline.write_timeline()]
     assert len(commits) >= 2
-    columns = ["_hoodie_record_key", "_hoodie_commit_time", "fare"]
-    ro = (
-        remote.read.format("hudi-md").option("hoodie.datasource.query.type", "read_optimized").load(str(path))
-    )
-    assert _rows(ro, columns) == _want(
-        table.read(columns=columns, query_type="read_optimized").to_pylist(), columns
-    )
-    inc = (
-        remote.read.format("hudi-md")
-        .option("hoodie.datasource.query.type", "incremental")
-        .option("hoodie.datasource.read.begin.instanttime", commits[0])
-        .load(str(path))
-    )
-    want_inc = table.read(columns=columns, query_type="incremental", start=commits[0]).to_pylist()
-    assert want_inc and _rows(inc, columns) == _want(want_inc, columns)
-    remote.sql(f"CREATE OR REPLACE TEMPORARY VIEW trips_connect USING hudi_md OPTIONS (path '{path}')")
-    got = remote.sql("SELECT city, count(*) AS n FROM trips_connect GROUP BY city").collect()
+    got = client["mor_options"]
+    ro = table.read(columns=INC_COLUMNS, query_type="read_optimized").to_pylist()
+    assert got["read_optimized"] == _want(ro, INC_COLUMNS)
+    inc = table.read(columns=INC_COLUMNS, query_type="incremental", start=commits[0]).to_pylist()
+    assert inc and got["incremental"] == _want(inc, INC_COLUMNS)
     by_city: dict[str, int] = {}
     for r in table.read(columns=["city"]).to_pylist():
         by_city[r["city"]] = by_city.get(r["city"], 0) + 1
-    assert {r["city"]: r["n"] for r in got} == by_city
-
-
-def _connect_write(df: Any, path: str, options: dict[str, str]) -> None:
-    df.write.format("hudi-md").options(**options).mode("append").save(path)
+    assert got["by_city"] == by_city
 
 
 @pytest.mark.skip(
@@ -194,19 +245,27 @@ def _connect_write(df: Any, path: str, options: dict[str, str]) -> None:
     "WriteBridge, DefaultSource's createRelation with a SaveMode), not on main yet; until then the shim "
     "refuses Spark writes (WriteGuard)"
 )
-def test_write_through_connect(remote: Any, tmp_path: Path) -> None:
+def test_write_through_connect(connect_url: str, tmp_path: Path) -> None:
     path = str(tmp_path / "written_through_connect")
-    options = {
-        "hoodie.table.name": "connect_write",
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.partitionpath.field": "dt",
-        "hoodie.datasource.write.precombine.field": "v",
+    rows = [[f"k{i}", f"d{i % 2}", i] for i in range(10)]
+    columns = ["id", "dt", "v"]
+    write = {
+        "path": path,
+        "rows": rows,
+        "schema": "id string, dt string, v long",
+        "columns": columns,
+        "options": {
+            "hoodie.table.name": "connect_write",
+            "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.datasource.write.precombine.field": "v",
+        },
     }
-    rows = [(f"k{i}", f"d{i % 2}", i) for i in range(10)]
-    _connect_write(remote.createDataFrame(rows, "id string, dt string, v long"), path, options)
-    got = hudi_md.open_table(path).read(columns=["id", "dt", "v"])
-    assert sorted(got.to_pylist(), key=lambda r: r["id"]) == sorted(
-        ({"id": i, "dt": d, "v": v} for i, d, v in rows), key=lambda r: r["id"]
-    )
-    back = remote.read.format("hudi-md").load(path)
-    assert _rows(back, ["id", "dt", "v"]) == sorted(([i, d, v] for i, d, v in rows), key=repr)
+    got = _run_client(connect_url, {"write": write}, tmp_path)
+    want = sorted(rows, key=repr)
+    assert _want(hudi_md.open_table(path).read(columns=columns).to_pylist(), columns) == want
+    assert got["written_back"] == want
+
+
+if __name__ == "__main__":
+    child(*sys.argv[1:4])

@@ -79,6 +79,7 @@ def _rows(df: Any, columns: list[str]) -> list[list[Any]]:
 def child(spec_path: str, out_path: str) -> None:
     from pyspark.sql import SparkSession
 
+    from hudi_md.spark.reader import read_table
     from hudi_md.spark.session import configure
 
     spec = json.loads(Path(spec_path).read_text())
@@ -108,6 +109,8 @@ def child(spec_path: str, out_path: str) -> None:
                 "rows": _rows(df, t["columns"]),
                 "filtered": _rows(filtered, t["columns"]),
                 "explain": explained.getvalue(),
+                # the same from Python (planned on the driver, MOR slices merged in Python workers)
+                "read_table": _rows(read_table(spark, t["path"], columns=t["columns"]), t["columns"]),
             }
         try:
             spark.read.format("hudi-md").load(f"s3a://{BUCKET}/no_such_table").collect()
@@ -203,6 +206,7 @@ def test_session_hadoop_conf_reaches_the_planner_and_secrets_stay_hidden(
     assert got["cow"]["rows"] == want["cow"] and len(want["cow"]) == 20
     assert got["cow"]["filtered"] == sorted((r for r in want["cow"] if r[1] == "d1" and r[2] > 10), key=repr)
     assert got["mor"]["rows"] == want["mor"]
+    assert got["cow"]["read_table"] == want["cow"] and got["mor"]["read_table"] == want["mor"]
     assert got["mor"]["filtered"] == sorted((r for r in want["mor"] if r[1] == "san_francisco"), key=repr)
     assert got["mor"]["filtered"]
 
