@@ -1,15 +1,24 @@
-// The `hudi-md` Spark data source shim (jvm-shim/), cross-built for two Spark lines:
-//   Scala 2.12 -> Spark 3.5.x,  Scala 2.13 -> Spark 4.0.x.
-// Spark, Arrow, Jackson and Hadoop are `provided`: they are on every Spark classpath, so the
-// jar only holds the shim's own classes. Build both jars with scripts/build-shim.
+// The `hudi-md` Spark data source shim (jvm-shim/): one jar per Spark line, all compiled from the
+// same sources (jvm-shim/src/main/scala) against that line's own Spark artifacts, so an API change
+// of a line fails its build rather than a user's query. A Spark API difference goes to the
+// smallest version-specific source dir: jvm-shim/src/main/scala-spark<major> (e.g. scala-spark4)
+// or scala-spark<major>.<minor> (e.g. scala-spark4.3); none is needed today.
+//
+// The jar of line X.Y is `hudi-md-spark-X.Y_<scala binary>.jar` (scripts/build-shim copies it to
+// python/hudi_md/jars/; python/hudi_md/spark/session.py picks it by the running Spark version).
+// Spark, Arrow, Jackson and Hadoop are `provided`: they are on every Spark classpath, so a jar only
+// holds the shim's own classes. Build them all with scripts/build-shim.
 
-val scala212 = "2.12.18" // the Scala of Spark 3.5.x
-val scala213 = "2.13.16" // the Scala of Spark 4.0.x
-
-def sparkVersionFor(scalaBinary: String): String = scalaBinary match {
-  case "2.12" => "3.5.9"
-  case _      => "4.0.4"
-}
+// One project per Spark line: shimFor(line, the newest release of the line on Maven Central (patch
+// releases keep a line's binary API), that release's Scala). A release not on Maven Central (4.3.0
+// is on PyPI only, so far) is compiled against the jars of the PyPI `pyspark` sdist with the given
+// SHA-256 instead.
+lazy val spark35 = shimFor("3.5", "3.5.9", "2.12.18")
+lazy val spark40 = shimFor("4.0", "4.0.4", "2.13.16")
+lazy val spark41 = shimFor("4.1", "4.1.3", "2.13.17")
+lazy val spark42 = shimFor("4.2", "4.2.0", "2.13.18")
+lazy val spark43 = shimFor("4.3", "4.3.0", "2.13.18",
+  pypiSdistSha256 = Some("e8c517948eff7088a7aa07449aa8eafa4a15a8d50319de2525a6fd26622476c6"))
 
 // Large runtime-only artifacts Spark pulls in transitively that compiling the shim never needs.
 val notNeededToCompile = Seq(
@@ -37,36 +46,78 @@ val notNeededToCompile = Seq(
 
 ThisBuild / organization := "io.github.hudi-md"
 ThisBuild / version := "0.1.0"
-ThisBuild / scalaVersion := scala212
 
-lazy val shim = (project in file("jvm-shim"))
-  .settings(
-    name := "hudi-md-spark",
-    crossScalaVersions := Seq(scala212, scala213),
-    libraryDependencies += ("org.apache.spark" %% "spark-sql" % sparkVersionFor(scalaBinaryVersion.value) % Provided)
-      .excludeAll(notNeededToCompile: _*),
-    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-encoding", "UTF-8") ++
-      (scalaBinaryVersion.value match {
-        case "2.12" => Seq("-release", "8", "-target:jvm-1.8") // Spark 3.5 still runs on Java 8
-        case _      => Seq("-release", "17")                    // Spark 4 needs Java 17
+/** The jars of the `pyspark==<spark>` sdist from PyPI (pip checks `sha256`), unpacked once into
+ *  build/spark-jars/<spark>/ (pip's cache keeps the download). */
+def pypiSparkJars(root: File, spark: String, sha256: String, log: Logger): Seq[File] = {
+  import scala.sys.process._
+  val dir = root / "build" / "spark-jars" / spark
+  val done = dir / ".unpacked"
+  if (!done.exists) {
+    IO.delete(dir)
+    val download = dir / "download"
+    val requirements = dir / "requirements.txt"
+    IO.write(requirements, s"pyspark==$spark --hash=sha256:$sha256\n")
+    val python = sys.env.getOrElse("PYTHON", "python3")
+    log.info(s"Spark $spark is not on Maven Central: fetching pyspark==$spark from PyPI for its jars")
+    val pip = Seq(python, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", "pyspark",
+      "--require-hashes", "-r", requirements.getPath, "-d", download.getPath)
+    if (Process(pip, root).! != 0) sys.error(s"could not download pyspark==$spark from PyPI: ${pip.mkString(" ")}")
+    val sdist = (download * "pyspark-*.tar.gz").get.headOption
+      .getOrElse(sys.error(s"pip downloaded no pyspark-$spark.tar.gz into $download"))
+    val untar = Seq("tar", "-xzf", sdist.getPath, "-C", dir.getPath, "--strip-components=3", "--wildcards",
+      s"pyspark-$spark/deps/jars/*.jar")
+    if (Process(untar, root).! != 0) sys.error(s"could not unpack the jars of $sdist")
+    IO.delete(download)
+    IO.touch(done)
+  }
+  // The compiler brings its own scala-library (the same Scala version).
+  (dir * "*.jar").get.filterNot(_.getName.startsWith("scala-")).sortBy(_.getName)
+}
+
+/** The shim of Spark line `line` ("4.1"), compiled against Spark `spark` with Scala `scala`. */
+def shimFor(line: String, spark: String, scala: String, pypiSdistSha256: Option[String] = None): Project = {
+  val major = line.takeWhile(_ != '.')
+  Project("spark" + line.filter(_.isDigit), file("jvm-shim"))
+    .settings(
+      name := s"hudi-md-spark-$line",
+      moduleName := name.value, // keeps the dot: hudi-md-spark-4.1_2.13-<version>.jar
+      scalaVersion := scala,
+      crossScalaVersions := Seq(scala),
+      // Every line's project shares jvm-shim/; each builds into its own target dir.
+      target := baseDirectory.value / "target" / s"spark-$line",
+      libraryDependencies ++= (pypiSdistSha256 match {
+        case None    => Seq(("org.apache.spark" %% "spark-sql" % spark % Provided).excludeAll(notNeededToCompile: _*))
+        case Some(_) => Nil
       }),
-    // Spark 3.5 vs 4.x API differences, if any, go to scala-spark3/ and scala-spark4/.
-    Compile / unmanagedSourceDirectories += {
-      val dir = if (scalaBinaryVersion.value == "2.12") "scala-spark3" else "scala-spark4"
-      (Compile / sourceDirectory).value / dir
-    },
-    // Small, reproducible jars: no Scala library, no docs/sources, fixed entry timestamps (sbt default).
-    Compile / packageDoc / publishArtifact := false,
-    Compile / packageSrc / publishArtifact := false,
-    Compile / doc / sources := Nil,
-    Compile / packageBin / packageOptions += Package.ManifestAttributes(
-      "Spark-Line" -> sparkVersionFor(scalaBinaryVersion.value)
-    ),
-    Test / sources := Nil
-  )
+      Compile / unmanagedJars ++= (pypiSdistSha256 match {
+        case None         => Nil
+        case Some(sha256) => Attributed.blankSeq(pypiSparkJars((ThisBuild / baseDirectory).value, spark, sha256, streams.value.log))
+      }),
+      scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-encoding", "UTF-8") ++
+        (major match {
+          case "3" => Seq("-release", "8", "-target:jvm-1.8") // Spark 3.5 still runs on Java 8
+          case _   => Seq("-release", "17")                    // Spark 4 needs Java 17
+        }),
+      // Version-specific sources, if any (directories that do not exist add nothing).
+      Compile / unmanagedSourceDirectories ++= Seq(
+        (Compile / sourceDirectory).value / s"scala-spark$major",
+        (Compile / sourceDirectory).value / s"scala-spark$line"
+      ),
+      // Small, reproducible jars: no Scala library, no docs/sources, fixed entry timestamps (sbt default).
+      Compile / packageDoc / publishArtifact := false,
+      Compile / packageSrc / publishArtifact := false,
+      Compile / doc / sources := Nil,
+      Compile / packageBin / packageOptions += Package.ManifestAttributes(
+        "Spark-Line" -> line,
+        "Spark-Version" -> spark
+      ),
+      Test / sources := Nil
+    )
+}
 
 lazy val root = (project in file("."))
-  .aggregate(shim)
+  .aggregate(spark35, spark40, spark41, spark42, spark43)
   .settings(
     crossScalaVersions := Nil,
     publish / skip := true,

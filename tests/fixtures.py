@@ -3,6 +3,7 @@ its README.md, LICENSE.hudi-rs and NOTICE.hudi-rs; unpacked once per run)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import zipfile
@@ -11,6 +12,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(os.environ.get("HUDI_MD_FIXTURES", REPO / "tests" / "data" / "hudi-rs"))
+
+
+def shim_sources_sha256() -> str:
+    """The hash of the sources the shim jars are built from, as ``scripts/build-shim`` writes it
+    next to each jar (``<jar>.sources.sha256``: same files, same line format)."""
+    files = ["build.sbt", "project/build.properties", "project/repositories"]
+    files += [p.relative_to(REPO).as_posix() for p in (REPO / "jvm-shim" / "src").rglob("*") if p.is_file()]
+    lines = "".join(f"{hashlib.sha256((REPO / f).read_bytes()).hexdigest()}  {f}\n" for f in sorted(files))
+    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 def fixtures_dir() -> Path:

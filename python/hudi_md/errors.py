@@ -60,7 +60,7 @@ class UnsupportedSparkVersionError(HudiMdError, ValueError):
 
     def __init__(self, version: str, supported: tuple[str, ...]) -> None:
         super().__init__(
-            f"hudi-md's Spark shim supports Spark {' and '.join(supported)}, not Spark {version}"
+            f"hudi-md's Spark shim supports Spark {', '.join(supported)}, not Spark {version}"
         )
         self.version = version
         self.supported = supported

@@ -6,7 +6,6 @@ sources than the checked-out ones (``<jar>.sources.sha256``); a failed build fai
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -16,30 +15,25 @@ from typing import Any
 
 import pytest
 
+from fixtures import shim_sources_sha256
+
 REPO = Path(__file__).resolve().parents[2]
 JARS = REPO / "python" / "hudi_md" / "jars"
 
 
-def sources_sha256() -> str:
-    """The hash ``scripts/build-shim`` writes next to each jar (same files, same line format)."""
-    files = ["build.sbt", "project/build.properties", "project/repositories"]
-    files += [p.relative_to(REPO).as_posix() for p in (REPO / "jvm-shim" / "src").rglob("*") if p.is_file()]
-    lines = "".join(f"{hashlib.sha256((REPO / f).read_bytes()).hexdigest()}  {f}\n" for f in sorted(files))
-    return hashlib.sha256(lines.encode()).hexdigest()
-
-
-def scala_line(spark_version: str) -> str:
-    return "2.12" if spark_version.startswith("3.") else "2.13"
-
-
 @pytest.fixture(scope="session")
 def shim_jar() -> str:
+    """The shim jar of the running PySpark's line, rebuilt (``scripts/build-shim <line>``) when it
+    is missing or stale."""
     import pyspark
 
-    line = scala_line(pyspark.__version__)
-    jar = JARS / f"hudi-md-spark_{line}.jar"
-    stamp = JARS / f"hudi-md-spark_{line}.sources.sha256"
-    if jar.is_file() and stamp.is_file() and stamp.read_text().strip() == sources_sha256():
+    from hudi_md.spark.session import jar_name, spark_line
+
+    name = jar_name(pyspark.__version__)
+    line = ".".join(map(str, spark_line(pyspark.__version__) or ()))
+    jar = JARS / name
+    stamp = jar.with_suffix(".sources.sha256")
+    if jar.is_file() and stamp.is_file() and stamp.read_text().strip() == shim_sources_sha256():
         return str(jar)
     why = "missing" if not jar.is_file() else "built from other sources"
     try:
@@ -51,10 +45,10 @@ def shim_jar() -> str:
             timeout=1500,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
-        pytest.fail(f"{jar.name} is {why} and scripts/build-shim could not run: {e}", pytrace=False)
+        pytest.fail(f"{name} is {why} and scripts/build-shim could not run: {e}", pytrace=False)
     if proc.returncode != 0 or not jar.is_file():
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
-        pytest.fail(f"{jar.name} is {why} and scripts/build-shim failed:\n{tail}", pytrace=False)
+        pytest.fail(f"{name} is {why} and scripts/build-shim failed:\n{tail}", pytrace=False)
     return str(jar)
 
 

@@ -134,6 +134,7 @@ def test_unsupported_types_name_the_column(schema: StructType, column: str) -> N
         spark_schema_to_arrow(schema)
 
 
+@pytest.mark.spark_smoke
 def test_arrow_to_spark_round_trips_through_pyspark() -> None:
     # PySpark parses our JSON into the same StructType (minus nullability PySpark does not keep
     # for list items and map values, which Spark's readers treat as nullable anyway).

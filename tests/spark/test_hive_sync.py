@@ -41,6 +41,7 @@ def _expected(path: str) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.spark_smoke
 def test_hive_sync_then_sql_from_pyspark_and_spark_sql_cli(shim_jar: str, table_path, tmp_path: Path) -> None:
     path = str(table_path(SIMPLE))
     expected = _expected(path)

@@ -104,6 +104,7 @@ def test_equals_python_reader_and_hudi_rs(hudi_spark, table_path, archive: str) 
         assert spark_rows(df) == arrow_rows(hudi_rs_incremental(path, instants[0]), df.columns)
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize("archive", [COW_TXNS, TRIPS])
 def test_every_single_commit_range(hudi_spark, table_path, archive: str) -> None:
     """(previous, commit] for each commit; a record is in the range of every commit that wrote it."""
@@ -312,6 +313,7 @@ def _rows(ids: range | list[int], ts: int, value: int) -> pa.Table:
     )
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_tables_written_by_hudi_md(hudi_spark, tmp_path, table_type: str) -> None:
     path = str(tmp_path / table_type.lower())

@@ -48,6 +48,7 @@ def metastore(tmp_path: Path) -> Iterator[dict[str, str]]:
         server.stop()
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_spark_reads_through_the_metastore(
     hudi_spark: Any, metastore: dict[str, str], tmp_path: Path, table_type: str

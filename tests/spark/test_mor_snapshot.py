@@ -90,6 +90,7 @@ def test_merged_slices_are_listed_as_one_unsplittable_file(hudi_spark, table_pat
 # --- reader paths ------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize(
     "settings",
     [
@@ -285,6 +286,7 @@ def _txns(path: str, ids: list[str], regions: list[str], amount: int, ts: int) -
     return rows
 
 
+@pytest.mark.spark_smoke
 def test_upserts_and_deletes_written_by_hudi_md(hudi_spark, table_path, tmp_path) -> None:
     path = writable_copy(table_path(TXNS), tmp_path / "mor-copy")
     df = load(hudi_spark, path)

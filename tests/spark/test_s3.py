@@ -2,7 +2,8 @@
 
 The tables are written to the server (a COW table by hudi-md's writer, a MOR fixture table with
 log files copied as is), then a Spark driver in a child process (its JVM needs hadoop-aws and the
-AWS SDK on the classpath from the start: ``scripts/fetch-s3-jars`` puts them in build/jars) reads
+AWS SDK on the classpath from the start: ``scripts/fetch-s3-jars <Spark line>`` puts them in
+build/jars; SDK v1 for Spark 3.5's Hadoop 3.3, v2 for Spark 4's Hadoop 3.4+) reads
 them through the shim, with the S3A settings as ``spark.hadoop.fs.s3a.*`` and as read options
 (``fs.s3a.*``, which the planner process maps to s3fs options). The hudi-md rows are compared with
 ``spark.read.parquet`` over the files the plan lists and with hudi-md's Python reader.
@@ -14,36 +15,17 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from s3_server import REPO, moto_server, s3_jars_or_skip
 
-REPO = Path(__file__).resolve().parents[2]
-JARS = REPO / "build" / "jars"
 MOR_TRIPS = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"  # city=<string>, updates + a delete
 KEY = SECRET = "test"
 REGION = "us-east-1"
-
-
-def pyspark_hadoop_version() -> str | None:
-    """The Hadoop inside the running PySpark (its hadoop-client-api jar): 3.3.4 in 3.5, 3.4.1 in 4.0."""
-    import pyspark
-
-    api = sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
-    return api[-1].stem.removeprefix("hadoop-client-api-") if api else None
-
-
-def s3_jars() -> list[str]:
-    """hadoop-aws (of this PySpark's Hadoop: S3A fails on another, e.g. 3.3.4 on Spark 4's 3.4.1)
-    and aws-java-sdk-bundle from build/jars; empty if either is absent."""
-    hadoop = pyspark_hadoop_version()
-    aws = sorted(JARS.glob(f"hadoop-aws-{hadoop}.jar"))
-    sdk = sorted(JARS.glob("aws-java-sdk-bundle-*.jar"))
-    return [str(aws[-1]), str(sdk[-1])] if aws and sdk else []
 
 
 def s3a_options(endpoint: str) -> dict[str, str]:
@@ -136,7 +118,7 @@ def child(endpoint: str, spec_path: str, out_path: str) -> None:
 
 
 def test_planner_maps_s3a_settings_to_s3fs_options() -> None:
-    from hudi_md.spark.planner import s3a_storage_options
+    from hudi_md.storage.hadoop_s3a import s3a_storage_options
 
     opts = {
         "hoodie.metadata.enable": "true",
@@ -180,31 +162,15 @@ def test_planner_maps_s3a_settings_to_s3fs_options() -> None:
     assert s3a_storage_options("file:/tmp/t", {"fs.s3a.anything": "x"}) == {}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.s3
 def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -> None:
-    jars = s3_jars()
-    if not jars:
-        pytest.skip(
-            f"hadoop-aws-{pyspark_hadoop_version()} / aws-java-sdk-bundle jars not in {JARS} "
-            "(run scripts/fetch-s3-jars with this PySpark)"
-        )
+    jars = s3_jars_or_skip()
     import pyarrow as pa
     import s3fs
-    from moto.server import ThreadedMotoServer
 
     import hudi_md
 
-    port = _free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
+    with moto_server() as endpoint:
         storage = storage_options(endpoint)
         fs = s3fs.S3FileSystem(**storage)
         fs.call_s3("create_bucket", Bucket="hudi-md-test")
@@ -293,8 +259,6 @@ def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -
         assert proc.returncode == 0, proc.stderr[-5000:]
         got = json.loads(out_path.read_text())
         fed_table_keys = fs.find("hudi-md-test/fed")
-    finally:
-        server.stop()
 
     cow = got["cow"]
     upd = {"k01": 101, "k02": 102, "k04": 104}

@@ -17,9 +17,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from jar_links import link_problems
 
 from hudi_md.errors import UnsupportedSparkVersionError
-from hudi_md.spark.session import SUPPORTED_SPARK_LINES, configure, jar_path
+from hudi_md.spark.session import JARS_DIR, SUPPORTED_SPARK_LINES, configure, jar_name, jar_path
 
 
 class Builder:
@@ -31,29 +32,67 @@ class Builder:
         return self
 
 
-@pytest.mark.parametrize("version", ["3.4.1", "4.1.0", "3.3.2", "4.1.0.dev0", "2.4.8", "5.0.0", "nonsense"])
+@pytest.mark.spark_smoke
+@pytest.mark.parametrize(
+    "version", ["3.4.1", "3.3.2", "4.4.0", "4.4.0.dev0", "2.4.8", "5.0.0", "3.6.0", "nonsense"]
+)
 def test_unsupported_spark_versions_are_refused(version: str) -> None:
     b = Builder()
     with pytest.raises(UnsupportedSparkVersionError) as e:
         configure(b, spark_version=version)
     assert e.value.version == version
-    assert e.value.supported == SUPPORTED_SPARK_LINES == ("3.5.x", "4.0.x")
-    assert f"not Spark {version}" in str(e.value) and "3.5.x and 4.0.x" in str(e.value)
+    assert e.value.supported == SUPPORTED_SPARK_LINES == ("3.5.x", "4.0.x", "4.1.x", "4.2.x", "4.3.x")
+    assert f"not Spark {version}" in str(e.value) and "3.5.x, 4.0.x, 4.1.x, 4.2.x, 4.3.x" in str(e.value)
     assert b._options == {}  # nothing configured
     with pytest.raises(UnsupportedSparkVersionError):
         jar_path(version)
     assert isinstance(e.value, ValueError)
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize(
-    ("version", "jar"), [("3.5.0", "2.12"), ("3.5.9", "2.12"), ("4.0.0", "2.13"), ("4.0.5", "2.13")]
+    ("version", "jar"),
+    [
+        ("3.5.0", "hudi-md-spark-3.5_2.12.jar"),
+        ("3.5.9", "hudi-md-spark-3.5_2.12.jar"),
+        ("4.0.0", "hudi-md-spark-4.0_2.13.jar"),
+        ("4.0.5", "hudi-md-spark-4.0_2.13.jar"),
+        ("4.1.0.dev0", "hudi-md-spark-4.1_2.13.jar"),
+        ("4.1.4", "hudi-md-spark-4.1_2.13.jar"),
+        ("4.2.1", "hudi-md-spark-4.2_2.13.jar"),
+        ("4.3.0", "hudi-md-spark-4.3_2.13.jar"),
+        ("4.3.0-preview1", "hudi-md-spark-4.3_2.13.jar"),
+    ],
 )
 def test_supported_lines_map_to_their_jar(version: str, jar: str) -> None:
-    try:
-        path = jar_path(version)
-    except FileNotFoundError as e:  # the other line's jar may not be built here
-        path = str(e)
-    assert f"hudi-md-spark_{jar}.jar" in path
+    assert jar_name(version) == jar
+    # Every line's jar is committed (python/hudi_md/jars/), so the path exists whatever Spark runs.
+    assert jar_path(version) == str(JARS_DIR / jar)
+    assert Path(jar_path(version)).is_file()
+    b = configure(Builder(), spark_version=version)
+    assert b._options["spark.jars"] == str(JARS_DIR / jar)
+
+
+@pytest.mark.spark_smoke
+def test_the_package_exports_configure() -> None:
+    import hudi_md.spark
+
+    assert hudi_md.spark.configure is configure
+    assert hudi_md.spark.jar_path is jar_path
+
+
+@pytest.mark.spark_smoke
+def test_the_running_lines_jar_links_against_its_spark() -> None:
+    """Every member the jar uses in Spark, Scala or Hadoop exists in the running PySpark's jars, and
+    every abstract method of Spark's interfaces is implemented: the JVM only fails on first use."""
+    import pyspark
+
+    spark_jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
+    assert spark_jars
+    assert link_problems(Path(jar_path(pyspark.__version__)), spark_jars) == []
+    # The check fails a jar of another Scala line (the 3.5 jar is Scala 2.12, every 4.x jar 2.13).
+    other = jar_path("4.3.0" if pyspark.__version__.startswith("3.") else "3.5.0")
+    assert any("scala/collection" in p for p in link_problems(Path(other), spark_jars))
 
 
 def test_configure_sets_the_interpreters_and_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -140,6 +140,7 @@ SQL_CASES = [
 ]
 
 
+@pytest.mark.spark_smoke
 @pytest.mark.parametrize("name", ["refused_dash", "refused_us"])
 @pytest.mark.parametrize(("sql", "what", "overwrite_mode"), SQL_CASES)
 def test_sql_writes_are_refused(
@@ -153,6 +154,7 @@ def test_sql_writes_are_refused(
     assert hudi_spark.table(name).count() == 4
 
 
+@pytest.mark.spark_smoke
 def test_ctas_is_refused(hudi_spark, sql_tables, table: str, tmp_path: Path) -> None:
     warehouse = Path(hudi_spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
     fresh = tmp_path / "ctas"
@@ -167,6 +169,7 @@ def test_ctas_is_refused(hudi_spark, sql_tables, table: str, tmp_path: Path) -> 
     assert not any(hudi_spark.catalog.tableExists(t) for t in ("refused_ctas", "refused_ctas_managed"))
 
 
+@pytest.mark.spark_smoke
 def test_dataframe_writer_is_refused(hudi_spark, sql_tables, table: str, tmp_path: Path) -> None:
     warehouse = Path(hudi_spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
     fresh = tmp_path / "fresh"
@@ -251,6 +254,7 @@ def test_reading_a_hudi_md_table_into_another_table_still_works(hudi_spark, sql_
         hudi_spark.sql("DROP TABLE IF EXISTS refused_copy")
 
 
+@pytest.mark.spark_smoke
 def test_relation_provider_and_file_format_refuse_writes_without_the_extension(
     hudi_spark, table: str
 ) -> None:

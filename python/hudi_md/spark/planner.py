@@ -59,6 +59,8 @@ from hudi_md.errors import HudiMdError, InvalidOptionError
 from hudi_md.planning.scan import TableScan
 from hudi_md.spark import protocol as P
 from hudi_md.spark.protocol import AS_OF, BEGIN, END, QUERY_TYPE
+from hudi_md.storage.hadoop_s3a import s3a_storage_options
+from hudi_md.storage.redaction import ScrubbedStream, Scrubber, secret_values
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.slice_rows import slice_from_row, slices_to_arrow
 
@@ -107,10 +109,10 @@ class Planner:
         self._tables: dict[str, tuple[str | None, Any]] = {}
         self._lock = threading.Lock()
 
-    def _table(self, path: str, options: Mapping[str, str]) -> Any:
+    def _table(self, path: str, options: Mapping[str, str], hadoop_conf: Mapping[str, str]) -> Any:
         table_opts = {k: v for k, v in options.items() if k not in _READ_OPTIONS}
-        key = json.dumps([path, sorted(table_opts.items())])
-        fresh = open_table(path, s3a_storage_options(path, table_opts))
+        key = json.dumps([path, sorted(table_opts.items()), sorted(hadoop_conf.items())])
+        fresh = open_table(path, s3a_storage_options(path, table_opts, hadoop_conf))
         latest = fresh.timeline.last()
         marker = latest.file_name if latest else None
         with self._lock:
@@ -127,8 +129,8 @@ class Planner:
         path = request.get(P.PATH)
         if not path:
             raise InvalidOptionError(f"request without '{P.PATH}'")
-        options = {str(k): str(v) for k, v in (request.get(P.OPTIONS) or {}).items()}
-        table = self._table(path, options)
+        options = string_map(request.get(P.OPTIONS))
+        table = self._table(path, options, string_map(request.get(P.HADOOP_CONF)))
         latest = table.timeline.write_timeline().last()
         if op == P.OP_SCHEMA:
             data, part = spark_schemas(table)
@@ -356,70 +358,6 @@ def _sparkable(schema: pa.Schema) -> pa.Schema:
     return pa.schema(out)
 
 
-_S3A_PREFIXES = ("spark.hadoop.fs.s3a.", "fs.s3a.")
-_S3A_CREDENTIALS = {"access.key": "key", "secret.key": "secret", "session.token": "token"}
-
-
-def s3a_storage_options(path: str, options: Mapping[str, str]) -> dict[str, Any]:
-    """``options`` with Hadoop's S3A settings (``fs.s3a.*`` or ``spark.hadoop.fs.s3a.*``, as read
-    options) turned into the s3fs options they mean, so a table Spark reads through ``s3a://`` is
-    planned from the same endpoint with the same credentials. Explicit s3fs options (``key``,
-    ``endpoint_url``, ``client_kwargs``...) win. Per-bucket settings
-    (``fs.s3a.bucket.<bucket>.<key>``) override the global ones for that bucket; other ``fs.s3a.*``
-    keys are dropped (they are not fsspec options). s3fs's listing cache is off unless asked for:
-    the planner lives long and must see the commits other processes make; without it, s3fs's
-    ``max_concurrency`` is 1 by default, else each whole-file read costs a HEAD (for its size)
-    before the GET.
-    """
-    s3a: dict[str, str] = {}
-    bucket_s3a: dict[str, str] = {}
-    out: dict[str, Any] = {}
-    scheme, _, rest = path.partition("://")
-    bucket = rest.split("/", 1)[0] if rest else ""
-    for k, v in options.items():
-        prefix = next((p for p in _S3A_PREFIXES if k.startswith(p)), None)
-        if prefix is None:
-            out[k] = v
-            continue
-        name = k[len(prefix) :]
-        if name.startswith("bucket."):
-            if bucket and name.startswith(f"bucket.{bucket}."):
-                bucket_s3a[name[len(f"bucket.{bucket}.") :]] = v
-        elif prefix == "fs.s3a." or name not in s3a:  # a read option beats the session's conf
-            s3a[name] = v
-    s3a.update(bucket_s3a)
-    if scheme.lower() not in ("s3", "s3a", "s3n"):
-        return out
-    out.setdefault("use_listings_cache", False)
-    out.setdefault("max_concurrency", 1)
-    derived: dict[str, Any] = {}
-    for name, key in _S3A_CREDENTIALS.items():
-        if s3a.get(name):
-            derived[key] = s3a[name]
-    ssl = s3a.get("connection.ssl.enabled", "true").strip().lower() != "false"
-    client: dict[str, Any] = {}
-    endpoint = s3a.get("endpoint", "").strip()
-    if endpoint:
-        scheme_of = "https" if ssl else "http"
-        client["endpoint_url"] = endpoint if "://" in endpoint else f"{scheme_of}://{endpoint}"
-    if s3a.get("endpoint.region"):
-        client["region_name"] = s3a["endpoint.region"].strip()
-    if client:
-        derived["client_kwargs"] = client
-    if not ssl:
-        derived["use_ssl"] = False
-    if s3a.get("path.style.access", "").strip().lower() == "true":
-        derived["config_kwargs"] = {"s3": {"addressing_style": "path"}}
-    if "AnonymousAWSCredentialsProvider" in s3a.get("aws.credentials.provider", ""):
-        derived["anon"] = True
-    for key, value in derived.items():
-        if key not in out:
-            out[key] = value
-        elif isinstance(value, dict) and isinstance(out[key], dict):
-            out[key] = {**value, **out[key]}
-    return out
-
-
 def plan_rows(table: TableState, slices: Sequence[FileSlice]) -> pa.Table:
     """A ``plan`` answer's rows: the slices' rows with absolute URIs, plus the typed values of
     :func:`partition_arrow_schema`'s columns (``p:<column>``)."""
@@ -440,6 +378,17 @@ def plan_rows(table: TableState, slices: Sequence[FileSlice]) -> pa.Table:
     return slices_to_arrow(slices, uri=table.storage.uri, partition_schema=pschema, partition_values=values)
 
 
+def string_map(value: object) -> dict[str, str]:
+    """A request's options or Hadoop configuration as strings (absent: empty)."""
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+# Every secret a request carried (credentials in its options or the session's Hadoop
+# configuration): replaced in error messages and in everything the process writes to stderr,
+# which the shim copies into Spark's log.
+SCRUBBER = Scrubber()
+
+
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     planner = Planner()
     while True:
@@ -447,10 +396,17 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         if frame is None:
             return
         try:
-            header, body = planner.handle(json.loads(frame))
+            request = json.loads(frame)
+            if isinstance(request, Mapping):
+                SCRUBBER.remember(
+                    secret_values(string_map(request.get(P.OPTIONS)))
+                    | secret_values(string_map(request.get(P.HADOOP_CONF)))
+                )
+            header, body = planner.handle(request)
         except (HudiMdError, ValueError, OSError, KeyError) as e:
-            log.warning("planner request failed: %s", e)
-            header, body = {P.OK: False, P.ERROR_TYPE: type(e).__name__, P.MESSAGE: str(e)}, None
+            message = SCRUBBER.scrub(str(e))
+            log.warning("planner request failed: %s", message)
+            header, body = {P.OK: False, P.ERROR_TYPE: type(e).__name__, P.MESSAGE: message}, None
         write_frame(stdout, json.dumps(header, default=str).encode("utf-8"))
         if body is not None:
             write_frame(stdout, body)
@@ -458,9 +414,11 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     out = sys.stdout.buffer
+    sys.stderr = ScrubbedStream(sys.stderr, SCRUBBER)
     sys.stdout = sys.stderr  # nothing but frames may reach the shim's pipe
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    logging.captureWarnings(True)
     serve(sys.stdin.buffer, out)
 
 

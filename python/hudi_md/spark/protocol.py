@@ -38,6 +38,9 @@ OPS = (OP_PING, OP_SCHEMA, OP_PLAN, OP_READ_SLICE, OP_INCREMENTAL_RANGE)
 OP = "op"
 PATH = "path"
 OPTIONS = "options"
+# The S3A entries (``fs.s3a.*``) of the Spark session's Hadoop configuration, as Spark's own
+# readers see it: mapped to storage options with the read options (hudi_md.storage.hadoop_s3a).
+HADOOP_CONF = "hadoop_conf"
 FILTERS = "filters"
 SLICE = "slice"
 COLUMNS = "columns"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from hudi_md.api import open_table
+from hudi_md.storage.hadoop_s3a import S3A, is_s3_path, s3a_storage_options
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -53,7 +54,12 @@ def read_table(
     as_of: str | None = None,
     read_optimized: bool = False,
 ) -> Any:
-    """A DataFrame of the table's snapshot (or read-optimized view), planned through the MDT."""
+    """A DataFrame of the table's snapshot (or read-optimized view), planned through the MDT.
+
+    ``options`` are Hudi's keys and storage options; on S3, the S3A settings of the session's
+    Hadoop configuration (:func:`session_s3a_conf`) and ``fs.s3a.*`` options apply as they do to
+    ``format("hudi-md")`` (:mod:`hudi_md.storage.hadoop_s3a`), on the driver and in the executors'
+    merges."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
@@ -66,6 +72,8 @@ def read_table(
         return StructType.fromJson(arrow_schema_to_spark_json(s))
 
     opts = {str(k): str(v) for k, v in (options or {}).items()}
+    if is_s3_path(path):
+        opts = s3a_storage_options(path, opts, session_s3a_conf(spark))
     table = open_table(path, opts)
     expr = table.to_expression(filters)
     instant = table.resolve_instant(as_of)
@@ -109,6 +117,23 @@ def read_table(
 
         df = df.filter(_spark_condition(bind(expr, schema)))
     return df
+
+
+def session_s3a_conf(spark: SparkSession) -> dict[str, str]:
+    """The ``fs.s3a.*`` entries of the session's Hadoop configuration as Spark's scans see it
+    (``SessionState.newHadoopConf``: ``spark.hadoop.*``, ``sc.hadoopConfiguration`` set at run time,
+    the session's SQL conf), without those only Hadoop's ``*-default.xml`` sets; what the shim sends
+    the planner as ``hadoop_conf``."""
+    conf = spark._jsparkSession.sessionState().newHadoopConf()
+    props = conf.getPropsWithPrefix(S3A)
+    out: dict[str, str] = {}
+    for name in list(props.keySet()):
+        key = S3A + str(name)
+        sources = [str(s) for s in (conf.getPropertySources(key) or [])]
+        if sources and all(s.endswith("-default.xml") for s in sources):
+            continue
+        out[key] = str(props.get(name))
+    return out
 
 
 def _literal_path(uri: str) -> str:

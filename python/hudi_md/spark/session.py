@@ -1,7 +1,7 @@
 """Wiring the ``hudi-md`` Spark data source (the JVM shim in ``hudi_md/jars/``) into a SparkSession.
 
 >>> from pyspark.sql import SparkSession
->>> from hudi_md.spark.session import configure
+>>> from hudi_md.spark import configure
 >>> spark = configure(SparkSession.builder.master("local[2]")).getOrCreate()
 >>> spark.read.format("hudi-md").load("/path/to/table")
 
@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 
 JARS_DIR = Path(__file__).resolve().parent.parent / "jars"
 
-# (major, minor) of the Spark lines a shim jar is built for, and that jar's Scala line. Spark 3.4
-# lacks classes the 3.5 build uses (FileStatusWithMetadata); 4.1+ changed interfaces the 4.0 build
-# implements.
-_SCALA_FOR_SPARK_LINE = {(3, 5): "2.12", (4, 0): "2.13"}
-SUPPORTED_SPARK_LINES = tuple(f"{major}.{minor}.x" for major, minor in _SCALA_FOR_SPARK_LINE)
+# (major, minor) of each Spark line a shim jar is built for (build.sbt: one project per line, each
+# compiled against that line's Spark), and the jar's Scala line; scripts/spark-lines reads this.
+# Spark 3.4 lacks classes the 3.5 build uses (FileStatusWithMetadata).
+SCALA_FOR_SPARK_LINE = {(3, 5): "2.12", (4, 0): "2.13", (4, 1): "2.13", (4, 2): "2.13", (4, 3): "2.13"}
+SUPPORTED_SPARK_LINES = tuple(f"{major}.{minor}.x" for major, minor in SCALA_FOR_SPARK_LINE)
 
 # The interpreter the shim starts ``python -m hudi_md.spark.planner`` with (driver and executors).
 PLANNER_PYTHON_CONF = "spark.hudi_md.planner.python"
@@ -45,29 +45,40 @@ PLANNER_PYTHON_CONF = "spark.hudi_md.planner.python"
 EXTENSIONS_CLASS = "hudi.md.spark.HudiMdExtensions"
 
 
-def jar_path(spark_version: str | None = None) -> str:
-    """Absolute path of the shim jar for ``spark_version`` (default: the installed pyspark's).
+def jar_name(spark_version: str | None = None) -> str:
+    """File name of the shim jar for ``spark_version`` (default: the installed pyspark's):
+    ``hudi-md-spark-<Spark line>_<Scala line>.jar``, e.g. ``hudi-md-spark-3.5_2.12.jar`` for any
+    3.5.x, ``hudi-md-spark-4.1_2.13.jar`` for any 4.1.x.
 
-    Spark 3.5.x (Scala 2.12) → ``hudi-md-spark_2.12.jar``; Spark 4.0.x (Scala 2.13) →
-    ``hudi-md-spark_2.13.jar``. Raises ``FileNotFoundError`` when the jar has not been built
-    (``scripts/build-shim``) and :class:`~hudi_md.errors.UnsupportedSparkVersionError` (a
-    ``ValueError``) for any other Spark version.
+    Raises :class:`~hudi_md.errors.UnsupportedSparkVersionError` (a ``ValueError``) naming the
+    supported lines for a Spark version of any other line.
     """
     if spark_version is None:
         import pyspark
 
         spark_version = pyspark.__version__
-    scala = _SCALA_FOR_SPARK_LINE.get(_spark_line(spark_version))
-    if scala is None:
+    line = spark_line(spark_version)
+    scala = SCALA_FOR_SPARK_LINE.get(line) if line is not None else None
+    if line is None or scala is None:
         raise UnsupportedSparkVersionError(spark_version, SUPPORTED_SPARK_LINES)
-    jar = JARS_DIR / f"hudi-md-spark_{scala}.jar"
+    return f"hudi-md-spark-{line[0]}.{line[1]}_{scala}.jar"
+
+
+def jar_path(spark_version: str | None = None) -> str:
+    """Absolute path of the shim jar for ``spark_version`` (default: the installed pyspark's), in
+    the package's ``jars/`` directory (:func:`jar_name`). Raises ``FileNotFoundError`` when the jar
+    has not been built (``scripts/build-shim``) and
+    :class:`~hudi_md.errors.UnsupportedSparkVersionError` for a Spark line without a jar.
+    """
+    jar = JARS_DIR / jar_name(spark_version)
     if not jar.is_file():
         raise FileNotFoundError(f"{jar} not found; build it with scripts/build-shim")
     return str(jar)
 
 
-def _spark_line(version: str) -> tuple[int, int] | None:
-    """``(major, minor)`` of a version such as ``3.5.9``, ``4.0.0.dev1`` or ``4.1.0-preview``."""
+def spark_line(version: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of a version such as ``3.5.9``, ``4.0.0.dev1`` or ``4.1.0-preview``
+    (``None`` when it has none)."""
     parts = version.strip().split(".")
     try:
         return int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or "x")
@@ -78,8 +89,8 @@ def _spark_line(version: str) -> tuple[int, int] | None:
 def configure(builder: Any, spark_version: str | None = None) -> Any:
     """Prepares a ``SparkSession.builder`` for ``hudi-md``; returns ``builder``.
 
-    - Adds the shim jar for this Spark line to ``spark.jars`` (keeping any jars already set); an
-      unsupported Spark version raises :class:`~hudi_md.errors.UnsupportedSparkVersionError`
+    - Adds the shim jar for this Spark line (:func:`jar_name`) to ``spark.jars`` (keeping any jars
+      already set); an unsupported Spark version raises :class:`~hudi_md.errors.UnsupportedSparkVersionError`
       naming the supported lines.
     - Adds the shim's session extension to ``spark.sql.extensions``: Spark's own write paths into a
       ``hudi-md`` table (SQL ``INSERT``, CTAS, ``df.write.format("hudi-md")``,

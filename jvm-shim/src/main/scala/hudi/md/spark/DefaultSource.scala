@@ -78,13 +78,15 @@ class DefaultSource
       !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths") && !k.equalsIgnoreCase("basePath")
     })
     val settings = PlannerSettings.fromConf(sqlContext.sparkContext.getConf)
+    val sc = sqlContext.sparkContext
+    val storageConf = () => StorageConf.ofSession(sc, original)
     // The incremental range is checked and fixed once, here: the DataFrame's plan and every
     // executor's reads then agree on the commits in range (and a bad begin fails at load()).
     val incremental =
-      if (Incremental.isIncremental(requestedOptions)) Some(Incremental.range(path, requestedOptions, settings))
+      if (Incremental.isIncremental(requestedOptions)) Some(Incremental.range(path, requestedOptions, settings, storageConf()))
       else None
     val plannerOptions = incremental.fold(requestedOptions)(Incremental.pinned(requestedOptions, _))
-    val index = new HudiMdFileIndex(path, plannerOptions, settings, incremental)
+    val index = new HudiMdFileIndex(path, plannerOptions, settings, incremental, storageConf)
     val partitionSchema = index.partitionSchema
     val resolver = org.apache.spark.sql.internal.SQLConf.get.resolver
     val dataSchema = userSchema match {

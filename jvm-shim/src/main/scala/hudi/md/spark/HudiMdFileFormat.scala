@@ -71,7 +71,8 @@ class HudiMdFileFormat(
         }
         Incremental.rowFilter(range, requiredSchema, partitionSchema, filters, parquetReader)
     }
-    val slices = new SliceReader(tablePath, plannerOptions, dataSchema, partitionSchema, requiredSchema, returningBatch)
+    val slices = new SliceReader(
+      tablePath, plannerOptions, StorageConf.of(hadoopConf), dataSchema, partitionSchema, requiredSchema, returningBatch)
     (file: PartitionedFile) =>
       file.otherConstantMetadataColumnValues.get(HudiMdFileFormat.SliceKey) match {
         case Some(desc) if desc != null => slices.read(file, desc.toString)

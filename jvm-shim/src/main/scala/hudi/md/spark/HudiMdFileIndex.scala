@@ -80,7 +80,8 @@ class HudiMdFileIndex(
     val tablePath: String,
     val options: Map[String, String],
     settings: PlannerSettings,
-    incremental: Option[IncrementalRange] = None)
+    incremental: Option[IncrementalRange] = None,
+    storageConf: () => Map[String, String] = () => Map.empty)
     extends FileIndex {
 
   import HudiMdFileIndex._
@@ -230,6 +231,7 @@ class HudiMdFileIndex(
     req.put(Protocol.Path, tablePath)
     val opts = req.putObject(Protocol.Options)
     options.foreach { case (k, v) => opts.put(k, v) }
+    StorageConf.put(req, storageConf())
     req
   }
 

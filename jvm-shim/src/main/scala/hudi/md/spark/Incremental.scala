@@ -69,12 +69,17 @@ private[spark] object Incremental {
    * malformed end or an end before the begin is the caller's error: `IllegalArgumentException`
    * with the planner's message, which names the option.
    */
-  def range(path: String, options: Map[String, String], settings: PlannerSettings): IncrementalRange = {
+  def range(
+      path: String,
+      options: Map[String, String],
+      settings: PlannerSettings,
+      storageConf: Map[String, String] = Map.empty): IncrementalRange = {
     val req = PlannerClient.mapper.createObjectNode()
     req.put(Protocol.Op, Protocol.OpIncrementalRange)
     req.put(Protocol.Path, path)
     val opts = req.putObject(Protocol.Options)
     options.foreach { case (k, v) => opts.put(k, v) }
+    StorageConf.put(req, storageConf)
     val (header, _) =
       try PlannerClient.call(settings, req, withBody = false)
       catch {

@@ -25,6 +25,7 @@ object Protocol {
   val Op = "op"
   val Path = "path"
   val Options = "options"
+  val HadoopConf = "hadoop_conf"
   val Filters = "filters"
   val Slice = "slice"
   val Columns = "columns"

@@ -31,6 +31,7 @@ import org.apache.spark.unsafe.types.UTF8String
 private[spark] class SliceReader(
     tablePath: String,
     plannerOptions: Map[String, String],
+    storageConf: Map[String, String],
     dataSchema: StructType,
     partitionSchema: StructType,
     requiredSchema: StructType,
@@ -51,6 +52,7 @@ private[spark] class SliceReader(
     request.put(Protocol.Path, tablePath)
     val opts = request.putObject(Protocol.Options)
     plannerOptions.foreach { case (k, v) => opts.put(k, v) }
+    StorageConf.put(request, storageConf)
     request.set[JsonNode](Protocol.Slice, slice)
     val columns = request.putArray(Protocol.Columns)
     if (requiredSchema.isEmpty) {

@@ -1,0 +1,52 @@
+package hudi.md.spark
+
+import com.fasterxml.jackson.databind.node.ObjectNode
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.SparkContext
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * The S3A entries (`fs.s3a.*`) of the Hadoop configuration Spark reads a relation with, for the
+ * planner's requests (`hadoop_conf`, mapped to storage options by `hudi_md.storage.hadoop_s3a`): the
+ * session's settings reach the Python side as they reach Spark's own readers, without being
+ * repeated as read options.
+ *
+ * On the driver it is built as Spark's file scans build theirs (`SessionState.newHadoopConfWithOptions`:
+ * the SparkContext's configuration, which holds `spark.hadoop.*` and what was set at run time
+ * through `sc.hadoopConfiguration`, then the session's SQL conf entries, then the read options),
+ * at each request, so a setting made after `load()` applies as it does to Spark's reads. On the
+ * executors it is the configuration Spark hands the format's reader. Entries only Hadoop's
+ * `*-default.xml` set are left out: they are S3A's defaults, which the mapping assumes anyway.
+ */
+private[spark] object StorageConf {
+  val Prefix = "fs.s3a."
+
+  def ofSession(sc: SparkContext, options: Map[String, String]): Map[String, String] = {
+    val conf = new Configuration(sc.hadoopConfiguration)
+    SQLConf.get.getAllConfs.foreach { case (k, v) => if (v != null) conf.set(k, v) }
+    options.foreach { case (k, v) =>
+      if (v != null && !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths")) conf.set(k, v)
+    }
+    of(conf)
+  }
+
+  def of(conf: Configuration): Map[String, String] = {
+    val out = Map.newBuilder[String, String]
+    val it = conf.getPropsWithPrefix(Prefix).entrySet().iterator()
+    while (it.hasNext) {
+      val e = it.next()
+      val key = Prefix + e.getKey
+      val sources = Option(conf.getPropertySources(key)).getOrElse(Array.empty[String])
+      if (e.getValue != null && !(sources.nonEmpty && sources.forall(_.endsWith("-default.xml")))) {
+        out += key -> e.getValue
+      }
+    }
+    out.result()
+  }
+
+  /** Adds `conf` to a planner request. */
+  def put(request: ObjectNode, conf: Map[String, String]): Unit = {
+    val node = request.putObject(Protocol.HadoopConf)
+    conf.foreach { case (k, v) => node.put(k, v) }
+  }
+}
