@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from hudi_md.write.config import WriteConfig
-from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
+from hudi_md.write.file_groups import (
+    META_COLUMNS,
+    OP_COLUMN,
+    FileGroupTask,
+    TaskResult,
+    WriteContext,
+    new_file_id,
+)
 from hudi_md.write.tagging import records_per_file, replaced_file_groups, update_task
 from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
 
@@ -175,6 +182,11 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
         from hudi_md.errors import InvalidOptionError
 
         raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+    # Hudi's meta columns of the input (rows read from a Hudi table) are the writer's to fill, as
+    # Apache Hudi drops them.
+    meta = [c for c in df.columns if c in META_COLUMNS]
+    if meta:
+        df = df.drop(*meta)
     writer = HudiWriter(uri, options)
     arrow_schema = spark_schema_to_arrow(df.schema)
     storage_options = dict(writer.storage_options)

@@ -265,6 +265,7 @@ class WriteConfig:
             raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
         _check_partition_specs(keygen, partition_specs)
         if existing is not None:
+            check_options_match_table(opts, existing)
             _check_table_features(existing, metadata_enabled=_bool(opts, METADATA_ENABLE, True))
         concurrency = concurrency_settings(opts)
         keep_min, keep_max = _int(opts, KEEP_MIN_COMMITS, 20), _int(opts, KEEP_MAX_COMMITS, 30)
@@ -315,6 +316,46 @@ class WriteConfig:
 
 # MDT partitions hudi-md's writer keeps in step with every commit.
 MAINTAINED_MDT_PARTITIONS = frozenset(K.MAINTAINED_PARTITIONS)
+
+
+def check_options_match_table(opts: Mapping[str, str], existing: TableConfig) -> None:
+    """Refuse options that name another table than ``existing`` (Apache Hudi's
+    ``HoodieWriterUtils.validateTableConfig``): a record key, ordering (precombine) field,
+    partition fields, key generator, table type or table name that differs from
+    ``hoodie.properties``. Only options that are set are compared; the table's own values apply
+    to whatever is left unset."""
+    table = existing.source.removesuffix("/.hoodie/hoodie.properties") or existing.table_name
+    conflicts = []
+
+    def differs(key: str, given: object, has: object) -> None:
+        conflicts.append(f"{key}={given} (the table has {has})")
+
+    if opts.get(RECORD_KEY, "").strip() and _list(opts[RECORD_KEY]) != existing.record_key_fields:
+        differs(RECORD_KEY, opts[RECORD_KEY], ",".join(existing.record_key_fields) or "none")
+    for key in (PRECOMBINE, "hoodie.datasource.write.ordering.fields", ORDERING):
+        given = _list(opts.get(key))
+        if given and existing.ordering_fields and given != existing.ordering_fields:
+            differs(key, opts[key], ",".join(existing.ordering_fields))
+    if opts.get(PARTITION_PATH, "").strip():
+        given_fields = [p.split(":", 1)[0] for p in _list(opts[PARTITION_PATH])]
+        if given_fields != existing.partition_fields:
+            differs(PARTITION_PATH, opts[PARTITION_PATH], ",".join(existing.partition_fields) or "none")
+    if KEYGEN_TYPE in opts or opts.get(KEYGEN_CLASS):
+        keygen = _keygen(opts, existing.record_key_fields, existing.partition_fields)
+        if keygen != existing.keygen.upper():
+            key = KEYGEN_TYPE if KEYGEN_TYPE in opts else KEYGEN_CLASS
+            differs(key, opts[key], existing.keygen)
+    if opts.get(TABLE_TYPE, "").strip() and opts[TABLE_TYPE].strip().upper() != existing.table_type:
+        differs(TABLE_TYPE, opts[TABLE_TYPE], existing.table_type)
+    name = opts.get(TABLE_NAME, "").strip()
+    if name and name.lower() != existing.table_name.lower():
+        differs(TABLE_NAME, name, existing.table_name)
+    if conflicts:
+        raise InvalidOptionError(
+            f"{table}: the write options conflict with the table's hoodie.properties: "
+            + "; ".join(conflicts)
+            + ". Leave them unset to write with the table's own, or write to another path"
+        )
 
 
 def _check_table_features(existing: TableConfig, *, metadata_enabled: bool) -> None:

@@ -1,0 +1,17 @@
+package hudi.md.spark
+
+import java.net.URI
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.TableIdentifier
+
+/**
+ * What the shim needs of a session that Spark 3.5 and 4.x spell differently (this: Spark 4, where
+ * commands get the API's `SparkSession` and the session state is the classic implementation's).
+ */
+object SessionCompat {
+
+  /** Where the session's catalog puts a managed table. */
+  def defaultTablePath(session: SparkSession, table: TableIdentifier): URI =
+    session.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.catalog.defaultTablePath(table)
+}
