@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
@@ -80,9 +81,36 @@ def run(gateway: Any, job: Any) -> str | None:
         if resolved.operation is None:
             return None
         df = DataFrame(job.dataFrame(), spark)
-        return write_dataframe(df, request.path, operation=resolved.operation, options=resolved.options)
+        try:
+            return write_dataframe(df, request.path, operation=resolved.operation, options=resolved.options)
+        except BaseException:
+            roll_back_failed_writes(request.path, resolved.options)
+            raise
     finally:
         sc.stop()
+
+
+def roll_back_failed_writes(path: str, options: Mapping[str, str]) -> None:
+    """What a failed write left pending (its instant, whose heartbeat it deleted), rolled back at
+    once under the table lock, as the next writer's recovery would: readers and the next write find
+    the timeline clean. Best effort: a failure here is logged, the write's own error stands."""
+    from hudi_md.write.writer import HudiWriter
+
+    try:
+        writer = HudiWriter(path, options)
+        config = writer.config()
+        if config is None or not writer.other_pending_writes(None):
+            return
+        lock = writer.lock()
+        lock.acquire()
+        try:
+            with lock.nesting():
+                done = writer.rollback_failed_writes(config)
+        finally:
+            lock.release()
+        log.warning("rolled back what the failed write left pending: %s", ", ".join(done) or "nothing")
+    except Exception as e:  # the write's own error is the one to report
+        log.warning("could not roll back the failed write's instant (the next write will): %s", e)
 
 
 def _jvm_object(jvm: Any, name: str) -> Any:

@@ -163,6 +163,8 @@ def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | Non
     opts = {k: v for k, v in sql.table_properties.items() if k.startswith("hoodie.")}
     opts.update(request.options)
     opts.update(sql.session_options)
+    if sql.command == P.SQL_DELETE and table is None:
+        raise TableNotFoundError(f"{request.path}: no Hudi table to delete from")
     if table is None:
         opts.setdefault(TABLE_NAME, sql.table)
         opts.setdefault(DATABASE_NAME, sql.database)
@@ -176,8 +178,6 @@ def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | Non
             )
     configured = _operation(opts, OPERATION)
     if sql.command == P.SQL_DELETE:
-        if table is None:
-            raise TableNotFoundError(f"{request.path}: no Hudi table to delete from")
         opts[OPERATION] = "delete"
         return ResolvedWrite("delete", opts)
     if sql.overwrite:

@@ -21,7 +21,7 @@ from hudi_md.write.file_groups import (
     WriteContext,
     new_file_id,
 )
-from hudi_md.write.tagging import records_per_file, replaced_file_groups, update_task
+from hudi_md.write.tagging import overwrite_scope, records_per_file, replaced_file_groups, update_task
 from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
 
 if TYPE_CHECKING:
@@ -241,7 +241,9 @@ def _write_started(
     # The local writer's sizing rule, from the same measure: the rows' average Arrow size.
     per_file = records_per_file(cfg, _average_arrow_row_bytes(keyed))
     assigned, tasks = _assign_file_groups(tagged, latest, per_file)
-    replaced = replaced_file_groups(state, operation, partitions) if has_commits else {}
+    rows = keyed.count() if operation == "delete_partition" else len(partitions)
+    scope = overwrite_scope(cfg, operation, partitions, rows)
+    replaced = replaced_file_groups(state, operation, scope) if has_commits else {}
     writer.prepare_files(session, list(tasks.values()))
     ctx = writer.write_context(session)
     n = max(1, len(tasks))

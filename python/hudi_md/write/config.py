@@ -70,6 +70,9 @@ OPERATIONS = (
 )
 # Hudi's key: the partition paths a delete_partition replaces (comma-separated)
 PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
+# Hudi's (internal) key: the partition paths an insert_overwrite replaces whether or not rows go
+# there (Spark SQL's static INSERT OVERWRITE ... PARTITION (...))
+STATIC_OVERWRITE_PARTITIONS = "hoodie.static.overwrite.partition.paths"
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,7 @@ class WriteConfig:
     # schema lacks (a dropped column) is skipped, not refused
     column_list_from_table: bool = False
     partitions_to_delete: tuple[str, ...] = ()
+    static_overwrite_partitions: tuple[str, ...] = ()
 
     @property
     def is_mor(self) -> bool:
@@ -297,9 +301,8 @@ class WriteConfig:
             log_block_format=opts.get(LOG_BLOCK_FORMAT, "avro").lower(),
             parquet_bloom_filter=_bool(opts, PARQUET_BLOOM_FILTER, True),
             combine_before_insert=_bool(opts, COMBINE_BEFORE_INSERT, False),
-            partitions_to_delete=tuple(
-                p.strip() for p in opts.get(PARTITIONS_TO_DELETE, "").split(",") if p.strip()
-            ),
+            partitions_to_delete=tuple(_list(opts.get(PARTITIONS_TO_DELETE))),
+            static_overwrite_partitions=tuple(_list(opts.get(STATIC_OVERWRITE_PARTITIONS))),
             clean_automatic=_bool(opts, CLEAN_AUTOMATIC, True),
             cleaner_policy=opts.get(CLEANER_POLICY, "KEEP_LATEST_COMMITS").upper(),
             commits_retained=_int(opts, CLEANER_COMMITS_RETAINED, 10),

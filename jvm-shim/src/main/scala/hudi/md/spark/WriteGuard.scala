@@ -110,7 +110,7 @@ object WriteGuard {
 class HudiMdExtensions extends SparkSessionExtensionsProvider {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectResolutionRule(_ => WriteGuardRule)
-    extensions.injectResolutionRule(_ => WriteRules.FillMetaColumns)
+    extensions.injectResolutionRule(session => WriteRules.FillMetaColumns(session))
     extensions.injectPostHocResolutionRule(_ => WriteRules.PlanWrites)
     extensions.injectCheckRule(_ => WriteGuard.check)
   }

@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, Filter, Ins
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.command.{CreateDataSourceTableAsSelectCommand, CreateDataSourceTableCommand, LeafRunnableCommand}
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation, SaveIntoDataSourceCommand}
+import org.apache.spark.sql.execution.datasources.{CreateTable, HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation, SaveIntoDataSourceCommand}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StringType
 
@@ -92,9 +92,26 @@ object WriteRules {
    * Hudi's SQL takes rows without them. Rows that carry them (a copy of another Hudi table) stay
    * as they are; the writer ignores their values.
    */
-  object FillMetaColumns extends Rule[LogicalPlan] {
+  case class FillMetaColumns(session: SparkSession) extends Rule[LogicalPlan] {
     override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperators {
       case i: InsertIntoStatement if i.query.resolved && hudiMdRelation(i.table).isDefined => fill(i, hudiMdRelation(i.table).get)
+      case c: CreateTable if c.mode == SaveMode.Append && c.query.exists(_.resolved) && WriteGuard.isHudiMd(c.tableDesc) =>
+        appendToTable(c)
+    }
+
+    /**
+     * `df.write.format("hudi-md").mode("append").saveAsTable(t)` onto a table whose catalog
+     * schema has the meta columns (CTAS, or a table over existing data): the rows get them as
+     * NULLs, or Spark's check that the query has the table's columns fails it.
+     */
+    private def appendToTable(c: CreateTable): LogicalPlan = {
+      val resolver = SQLConf.get.resolver
+      val query = c.query.get
+      val existing = SessionCompat.catalogTable(session, c.tableDesc.identifier).map(_.schema.fieldNames.toSeq)
+      val missing = existing.toSeq.flatten.filter(n => MetaColumns.exists(resolver(_, n)))
+        .filterNot(m => query.output.exists(a => resolver(a.name, m)))
+      if (missing.isEmpty) c
+      else c.copy(query = Some(Project(missing.map(n => Alias(Literal(null, StringType), n)()) ++ query.output, query)))
     }
 
     private def fill(i: InsertIntoStatement, target: LogicalRelation): LogicalPlan = {
