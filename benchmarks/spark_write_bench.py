@@ -10,9 +10,11 @@
 
 Each writes a new table: an insert of ``--rows`` rows (20 partitions), then an upsert of a tenth
 of them (half updates, half new keys), with the same MDT partitions (files, column_stats,
-partition_stats, record_index; checked in each table's hoodie.properties). The source is one
-Parquet file set read by all three. Figures are ratios between the three in the same run, never
-absolute targets; appended to benchmarks/results/spark_write_bench.jsonl.
+partition_stats, record_index; checked in each table's hoodie.properties). hudi-md tags upserts
+through the MDT's record index; Apache Hudi is told to do the same (``hoodie.index.type``, default
+GLOBAL_RECORD_LEVEL_INDEX, Hudi 1.2's name for it; its own default is SIMPLE, a join against the
+base files). The source is one Parquet file set read by all three. Figures are ratios between the
+three in the same run, never absolute targets; appended to benchmarks/results/spark_write_bench.jsonl.
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ def mdt_partitions(path: Path) -> list[str]:
     return []
 
 
-def run(spark, how: str, source: Path, table_type: str) -> dict:
+def run(spark, how: str, source: Path, table_type: str, hudi_index_type: str) -> dict:
     import hudi_md
 
     path = Path(tempfile.mkdtemp(prefix=f"spark-write-bench-{how}-")) / "t"
@@ -116,7 +118,8 @@ def run(spark, how: str, source: Path, table_type: str) -> dict:
             hudi_md.write(df, str(path), operation=operation, options=opts)
         else:
             df.write.format("hudi").mode("append").options(
-                **opts, **{"hoodie.datasource.write.operation": operation}
+                **opts,
+                **{"hoodie.datasource.write.operation": operation, "hoodie.index.type": hudi_index_type},
             ).save(str(path))
         times[step] = round(time.perf_counter() - start, 2)
     rows = spark.read.format("hudi-md").load(str(path)).count()
@@ -136,6 +139,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--table-type", default="COPY_ON_WRITE")
+    ap.add_argument("--hudi-index-type", default="GLOBAL_RECORD_LEVEL_INDEX")
     args = ap.parse_args()
     fetched = subprocess.run(
         [str(ROOT / "scripts" / "fetch-hudi-bundle")], check=True, capture_output=True, text=True
@@ -151,7 +155,7 @@ def main() -> None:
         pq.write_table(table, source / step / "part-0.parquet")
     spark = session(hudi_jars)
     runs = [
-        run(spark, how, source, args.table_type)
+        run(spark, how, source, args.table_type, args.hudi_index_type)
         for how in ("df.write.format(hudi-md)", "hudi_md.write(df)", "hudi")
     ]
     api, direct, hudi = runs
@@ -159,6 +163,7 @@ def main() -> None:
     summary = {
         "rows": args.rows,
         "table_type": args.table_type,
+        "hudi_index_type": args.hudi_index_type,
         "spark": spark.version,
         "runs": runs,
         "rows_ok": all(r["rows_after"] == expected_rows for r in runs),
