@@ -51,8 +51,11 @@ def bundle_jars() -> list[str]:
 
 @pytest.fixture(scope="session")
 def spark(bundle_jars: list[str]):
-    """One local SparkSession with Apache Hudi's bundle; Python workers run this interpreter, so
-    hudi-md's ``mapInArrow`` functions import ``hudi_md``."""
+    """One local SparkSession with Apache Hudi's bundle and hudi-md's shim (for
+    ``df.write.format("hudi-md")``); Python workers run this interpreter, so hudi-md's
+    ``mapInArrow`` functions import ``hudi_md``."""
+    from hudi_md.spark.session import jar_path
+
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("TZ", "UTC")
@@ -62,7 +65,7 @@ def spark(bundle_jars: list[str]):
     session = (
         SparkSession.builder.master("local[2]")
         .appName("hudi-md-integration")
-        .config("spark.jars", ",".join(bundle_jars))
+        .config("spark.jars", ",".join([*bundle_jars, jar_path()]))
         .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
         .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")

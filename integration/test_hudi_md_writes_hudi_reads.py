@@ -62,7 +62,9 @@ PLANS: dict[str, list[tuple[Step, str]]] = {
 @dataclass(frozen=True)
 class Workload:
     layout: Layout
-    via: str = "arrow"  # "arrow": hudi_md.write(pyarrow.Table); "spark": hudi_md.write(pyspark DataFrame)
+    # "arrow": hudi_md.write(pyarrow.Table); "spark": hudi_md.write(pyspark DataFrame); "spark-api":
+    # df.write.format("hudi-md").mode("append") (the shim's DefaultSource, issue 16)
+    via: str = "arrow"
     plan: str = "full"
 
     @property
@@ -81,10 +83,13 @@ _BY_ID = {lay.id: lay for lay in LAYOUTS}
 WORKLOADS = (
     [Workload(layout) for layout in LAYOUTS]
     + [Workload(_BY_ID["mor-one"], via="spark")]
+    + [Workload(_BY_ID["mor-two"], via="spark-api")]
+    + [Workload(_BY_ID["cow-one"], via="spark-api", plan="mixed")]
     + [Workload(layout, plan="mixed") for layout in LAYOUTS]
 )
-# The CI slice: MOR two levels through the whole plan, and COW two levels with mixed writers.
-CI_WORKLOADS = {"mor-two", "cow-two-mixed"}
+# The CI slice: MOR two levels through the whole plan, COW two levels with mixed writers, and COW
+# one level written through Spark's DataFrameWriter with mixed writers.
+CI_WORKLOADS = {"mor-two", "cow-two-mixed", "cow-one-spark-api-mixed"}
 
 
 class MdTables:
@@ -133,6 +138,11 @@ class MdTables:
                 }
             )
             to_spark(self.spark, data).write.format("hudi").options(**opts).mode("append").save(str(path))
+            return
+        if w.via == "spark-api":
+            to_spark(self.spark, data).write.format("hudi-md").mode("append").options(
+                **{**opts, "hoodie.datasource.write.operation": step.operation}
+            ).save(str(path))
             return
         import hudi_md
 

@@ -60,6 +60,7 @@ def test_slice_columns_are_the_protocol_names():
         protocol.OP_PLAN,
         protocol.OP_READ_SLICE,
         protocol.OP_INCREMENTAL_RANGE,
+        protocol.OP_CREATE_TABLE,
     )
 
 

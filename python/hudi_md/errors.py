@@ -55,6 +55,10 @@ class TableNotFoundError(HudiMdError, FileNotFoundError):
     """No Hudi table at the given location."""
 
 
+class TableExistsError(HudiMdError, FileExistsError):
+    """A Hudi table exists at the location a write must not find one (save mode errorifexists)."""
+
+
 class UnsupportedSparkVersionError(HudiMdError, ValueError):
     """The Spark (PySpark) version has no ``hudi-md`` shim; ``supported`` lists the Spark lines."""
 

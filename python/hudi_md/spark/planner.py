@@ -21,6 +21,10 @@ Requests:
 * ``{"op": "incremental_range", "path": P, "options": {...}}`` → ``{"ok": true, "begin": B or
   null, "end": E or null, "latest_instant": T or null, "commit_times": [...]}``: the checked range
   of an incremental query and the commits in it (see :func:`incremental_range`).
+* ``{"op": "create_table", "path": P, "options": {...}, "schema": <Spark StructType JSON>}`` →
+  ``{"ok": true}``: Apache Hudi's ``CREATE TABLE`` (``hoodie.properties``, no instant) for the
+  shim's SQL ``CREATE TABLE ... USING hudi-md`` on a location without a table (options: Hudi's
+  write keys; an existing table is left as it is, conflicting options refused).
 * errors: ``{"ok": false, "error_type": ..., "message": ...}``; the process keeps serving.
 
 The names (ops, keys, slice columns, read options) are those of :mod:`hudi_md.spark.protocol`,
@@ -130,6 +134,9 @@ class Planner:
         if not path:
             raise InvalidOptionError(f"request without '{P.PATH}'")
         options = string_map(request.get(P.OPTIONS))
+        if op == P.OP_CREATE_TABLE:
+            create_table(path, options, request.get(P.TABLE_SCHEMA))
+            return {P.OK: True}, None
         table = self._table(path, options, string_map(request.get(P.HADOOP_CONF)))
         latest = table.timeline.write_timeline().last()
         if op == P.OP_SCHEMA:
@@ -224,6 +231,16 @@ class Planner:
         with pa.ipc.new_stream(sink, rows.schema) as writer:
             writer.write_table(rows)
         return {P.OK: True, P.ROWS: rows.num_rows}, sink.getvalue().to_pybytes()
+
+
+def create_table(path: str, options: Mapping[str, str], spark_schema: object) -> None:
+    """``CREATE TABLE``: the table's ``hoodie.properties`` from its columns (Spark JSON)."""
+    from hudi_md.spark.arrow_types import spark_schema_to_arrow
+    from hudi_md.write.writer import HudiWriter
+
+    if not isinstance(spark_schema, dict):
+        raise InvalidOptionError(f"{P.OP_CREATE_TABLE} needs '{P.TABLE_SCHEMA}', a Spark StructType as JSON")
+    HudiWriter(path, s3a_storage_options(path, options)).create(spark_schema_to_arrow(spark_schema))
 
 
 # --- incremental queries ---------------------------------------------------------------------------

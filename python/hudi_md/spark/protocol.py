@@ -32,7 +32,8 @@ OP_SCHEMA = "schema"
 OP_PLAN = "plan"
 OP_READ_SLICE = "read_slice"
 OP_INCREMENTAL_RANGE = "incremental_range"
-OPS = (OP_PING, OP_SCHEMA, OP_PLAN, OP_READ_SLICE, OP_INCREMENTAL_RANGE)
+OP_CREATE_TABLE = "create_table"
+OPS = (OP_PING, OP_SCHEMA, OP_PLAN, OP_READ_SLICE, OP_INCREMENTAL_RANGE, OP_CREATE_TABLE)
 
 # Request keys.
 OP = "op"
@@ -44,6 +45,7 @@ HADOOP_CONF = "hadoop_conf"
 FILTERS = "filters"
 SLICE = "slice"
 COLUMNS = "columns"
+TABLE_SCHEMA = "schema"  # create_table: the table's columns, a Spark StructType as JSON
 
 # Response keys.
 OK = "ok"
@@ -81,6 +83,38 @@ QUERY_TYPES = (QUERY_SNAPSHOT, QUERY_READ_OPTIMIZED, QUERY_INCREMENTAL)
 # Error type the shim turns into IllegalArgumentException (the caller's option was wrong).
 INVALID_OPTION_ERROR = "InvalidOptionError"
 
+# --- writes through Spark's API (the write bridge, ARCHITECTURE.md "Spark-side writes") ---------
+# The Python process the shim starts for one write, attached to the driver JVM through Py4J:
+# ``python -m <BRIDGE_MODULE>`` with the job's id in the environment variable BRIDGE_JOB_ENV; it
+# asks the JVM object BRIDGE_CLASS for the job (``job(id)``: the DataFrame, its session, the
+# request JSON) and reports the outcome to it.
+BRIDGE_MODULE = "hudi_md.spark.bridge"
+BRIDGE_CLASS = "hudi.md.spark.WriteBridge"
+BRIDGE_JOB_ENV = "HUDI_MD_WRITE_JOB"
+
+# The write request (JSON; ``hudi_md.spark.write_request``): PATH, OPTIONS and these.
+WRITE_SAVE_MODE = "save_mode"
+WRITE_PARTITION_COLUMNS = "partition_columns"
+WRITE_SQL = "sql"
+SAVE_MODE_APPEND = "append"
+SAVE_MODE_OVERWRITE = "overwrite"
+SAVE_MODE_ERROR_IF_EXISTS = "errorifexists"
+SAVE_MODE_IGNORE = "ignore"
+SAVE_MODES = (SAVE_MODE_APPEND, SAVE_MODE_OVERWRITE, SAVE_MODE_ERROR_IF_EXISTS, SAVE_MODE_IGNORE)
+# WRITE_SQL's object: an SQL command on a catalog table (partition columns: WRITE_PARTITION_COLUMNS).
+SQL_COMMAND = "command"
+SQL_INSERT = "insert"
+SQL_DELETE = "delete"
+SQL_OVERWRITE = "overwrite"
+SQL_PARTITION_SPEC = "partition_spec"
+SQL_OVERWRITE_MODE = "overwrite_mode"
+SQL_TABLE = "table"
+SQL_DATABASE = "database"
+SQL_TABLE_PROPERTIES = "table_properties"
+SQL_SESSION_OPTIONS = "session_options"
+# Error type of a write that found a table where save mode errorifexists wants none.
+TABLE_EXISTS_ERROR = "TableExistsError"
+
 __all__ = [
     "AS_OF",
     "BASE_FILE",
@@ -88,6 +122,9 @@ __all__ = [
     "BASE_INSTANT",
     "BEGIN",
     "BEGIN_INSTANT",
+    "BRIDGE_CLASS",
+    "BRIDGE_JOB_ENV",
+    "BRIDGE_MODULE",
     "COLUMNS",
     "COMMIT_TIMES",
     "COUNTERS",
@@ -112,6 +149,7 @@ __all__ = [
     "OP",
     "OPS",
     "OPTIONS",
+    "OP_CREATE_TABLE",
     "OP_INCREMENTAL_RANGE",
     "OP_PING",
     "OP_PLAN",
@@ -128,8 +166,28 @@ __all__ = [
     "QUERY_TYPE",
     "QUERY_TYPES",
     "ROWS",
+    "SAVE_MODES",
+    "SAVE_MODE_APPEND",
+    "SAVE_MODE_ERROR_IF_EXISTS",
+    "SAVE_MODE_IGNORE",
+    "SAVE_MODE_OVERWRITE",
     "SLICE",
     "SLICE_COLUMNS",
+    "SQL_COMMAND",
+    "SQL_DATABASE",
+    "SQL_DELETE",
+    "SQL_INSERT",
+    "SQL_OVERWRITE",
+    "SQL_OVERWRITE_MODE",
+    "SQL_PARTITION_SPEC",
+    "SQL_SESSION_OPTIONS",
+    "SQL_TABLE",
+    "SQL_TABLE_PROPERTIES",
+    "TABLE_EXISTS_ERROR",
+    "TABLE_SCHEMA",
     "TOTAL_SIZE",
     "VERSION",
+    "WRITE_PARTITION_COLUMNS",
+    "WRITE_SAVE_MODE",
+    "WRITE_SQL",
 ]

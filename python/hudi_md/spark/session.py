@@ -8,10 +8,10 @@
 The shim asks ``python -m hudi_md.spark.planner`` (run with ``spark.hudi_md.planner.python``,
 else ``spark.pyspark.python``, else ``$PYSPARK_PYTHON``, else ``python3``) for the files to read;
 Spark's Parquet reader reads them. The jar must be on the classpath when the JVM starts:
-``configure`` has no effect on a session that is already running. With the jar on the classpath at
-start-up the shim also refuses every Spark write into a ``hudi-md`` table (SQL ``INSERT``, CTAS,
-``df.write.format("hudi-md")``, ``UPDATE``/``DELETE``/``MERGE``): tables are written with
-``hudi_md.write``.
+``configure`` has no effect on a session that is already running. Writes through Spark's API
+(``df.write.format("hudi-md")``, SQL ``INSERT`` / ``DELETE FROM`` / CTAS) run ``hudi_md.write``'s
+Spark writer in a Python process the shim attaches to the driver (:mod:`hudi_md.spark.bridge`);
+the SQL forms need the shim's session extension, which ``configure`` adds.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ SUPPORTED_SPARK_LINES = tuple(f"{major}.{minor}.x" for major, minor in SCALA_FOR
 # The interpreter the shim starts ``python -m hudi_md.spark.planner`` with (driver and executors).
 PLANNER_PYTHON_CONF = "spark.hudi_md.planner.python"
 
-# The shim's session extension: refuses Spark's own writes into hudi-md tables (SQL INSERT, CTAS,
-# df.write.format("hudi-md"), UPDATE/DELETE/MERGE) at analysis. Spark 4 also finds it through the
-# jar's META-INF/services; sessions PySpark 3.5 creates only apply `spark.sql.extensions`.
+# The shim's session extension: plans SQL INSERT / DELETE FROM on hudi-md tables into hudi_md.write's
+# Spark writer and refuses UPDATE / MERGE INTO at analysis. Spark 4 also finds it through the jar's
+# META-INF/services; sessions PySpark 3.5 creates only apply `spark.sql.extensions`.
 EXTENSIONS_CLASS = "hudi.md.spark.HudiMdExtensions"
 
 
@@ -92,9 +92,9 @@ def configure(builder: Any, spark_version: str | None = None) -> Any:
     - Adds the shim jar for this Spark line (:func:`jar_name`) to ``spark.jars`` (keeping any jars
       already set); an unsupported Spark version raises :class:`~hudi_md.errors.UnsupportedSparkVersionError`
       naming the supported lines.
-    - Adds the shim's session extension to ``spark.sql.extensions``: Spark's own write paths into a
-      ``hudi-md`` table (SQL ``INSERT``, CTAS, ``df.write.format("hudi-md")``,
-      ``UPDATE``/``DELETE``/``MERGE``) then fail at analysis, before anything is written.
+    - Adds the shim's session extension to ``spark.sql.extensions``: SQL ``INSERT`` /
+      ``INSERT OVERWRITE`` / ``DELETE FROM`` on a ``hudi-md`` table then write through
+      ``hudi_md.write``'s Spark writer; ``UPDATE`` / ``MERGE INTO`` fail at analysis.
     - Sets ``spark.pyspark.python`` and ``spark.hudi_md.planner.python`` (the interpreter of the
       shim's planner process) to this interpreter unless already set.
     - Sets ``$PYSPARK_PYTHON`` in this process unless already set: PySpark starts its Python

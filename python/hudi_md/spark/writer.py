@@ -13,8 +13,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from hudi_md.write.config import WriteConfig
-from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, TaskResult, WriteContext, new_file_id
-from hudi_md.write.tagging import records_per_file, replaced_file_groups, update_task
+from hudi_md.write.file_groups import (
+    META_COLUMNS,
+    OP_COLUMN,
+    FileGroupTask,
+    TaskResult,
+    WriteContext,
+    new_file_id,
+)
+from hudi_md.write.tagging import overwrite_scope, records_per_file, replaced_file_groups, update_task
 from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
 
 if TYPE_CHECKING:
@@ -175,6 +182,11 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
         from hudi_md.errors import InvalidOptionError
 
         raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+    # Hudi's meta columns of the input (rows read from a Hudi table) are the writer's to fill, as
+    # Apache Hudi drops them.
+    meta = [c for c in df.columns if c in META_COLUMNS]
+    if meta:
+        df = df.drop(*meta)
     writer = HudiWriter(uri, options)
     arrow_schema = spark_schema_to_arrow(df.schema)
     storage_options = dict(writer.storage_options)
@@ -229,7 +241,9 @@ def _write_started(
     # The local writer's sizing rule, from the same measure: the rows' average Arrow size.
     per_file = records_per_file(cfg, _average_arrow_row_bytes(keyed))
     assigned, tasks = _assign_file_groups(tagged, latest, per_file)
-    replaced = replaced_file_groups(state, operation, partitions) if has_commits else {}
+    rows = keyed.count() if operation == "delete_partition" else len(partitions)
+    scope = overwrite_scope(cfg, operation, partitions, rows)
+    replaced = replaced_file_groups(state, operation, scope) if has_commits else {}
     writer.prepare_files(session, list(tasks.values()))
     ctx = writer.write_context(session)
     n = max(1, len(tasks))

@@ -70,6 +70,9 @@ OPERATIONS = (
 )
 # Hudi's key: the partition paths a delete_partition replaces (comma-separated)
 PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
+# Hudi's (internal) key: the partition paths an insert_overwrite replaces whether or not rows go
+# there (Spark SQL's static INSERT OVERWRITE ... PARTITION (...))
+STATIC_OVERWRITE_PARTITIONS = "hoodie.static.overwrite.partition.paths"
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,7 @@ class WriteConfig:
     # schema lacks (a dropped column) is skipped, not refused
     column_list_from_table: bool = False
     partitions_to_delete: tuple[str, ...] = ()
+    static_overwrite_partitions: tuple[str, ...] = ()
 
     @property
     def is_mor(self) -> bool:
@@ -265,6 +269,7 @@ class WriteConfig:
             raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
         _check_partition_specs(keygen, partition_specs)
         if existing is not None:
+            check_options_match_table(opts, existing)
             _check_table_features(existing, metadata_enabled=_bool(opts, METADATA_ENABLE, True))
         concurrency = concurrency_settings(opts)
         keep_min, keep_max = _int(opts, KEEP_MIN_COMMITS, 20), _int(opts, KEEP_MAX_COMMITS, 30)
@@ -296,9 +301,8 @@ class WriteConfig:
             log_block_format=opts.get(LOG_BLOCK_FORMAT, "avro").lower(),
             parquet_bloom_filter=_bool(opts, PARQUET_BLOOM_FILTER, True),
             combine_before_insert=_bool(opts, COMBINE_BEFORE_INSERT, False),
-            partitions_to_delete=tuple(
-                p.strip() for p in opts.get(PARTITIONS_TO_DELETE, "").split(",") if p.strip()
-            ),
+            partitions_to_delete=tuple(_list(opts.get(PARTITIONS_TO_DELETE))),
+            static_overwrite_partitions=tuple(_list(opts.get(STATIC_OVERWRITE_PARTITIONS))),
             clean_automatic=_bool(opts, CLEAN_AUTOMATIC, True),
             cleaner_policy=opts.get(CLEANER_POLICY, "KEEP_LATEST_COMMITS").upper(),
             commits_retained=_int(opts, CLEANER_COMMITS_RETAINED, 10),
@@ -315,6 +319,46 @@ class WriteConfig:
 
 # MDT partitions hudi-md's writer keeps in step with every commit.
 MAINTAINED_MDT_PARTITIONS = frozenset(K.MAINTAINED_PARTITIONS)
+
+
+def check_options_match_table(opts: Mapping[str, str], existing: TableConfig) -> None:
+    """Refuse options that name another table than ``existing`` (Apache Hudi's
+    ``HoodieWriterUtils.validateTableConfig``): a record key, ordering (precombine) field,
+    partition fields, key generator, table type or table name that differs from
+    ``hoodie.properties``. Only options that are set are compared; the table's own values apply
+    to whatever is left unset."""
+    table = existing.source.removesuffix("/.hoodie/hoodie.properties") or existing.table_name
+    conflicts = []
+
+    def differs(key: str, given: object, has: object) -> None:
+        conflicts.append(f"{key}={given} (the table has {has})")
+
+    if opts.get(RECORD_KEY, "").strip() and _list(opts[RECORD_KEY]) != existing.record_key_fields:
+        differs(RECORD_KEY, opts[RECORD_KEY], ",".join(existing.record_key_fields) or "none")
+    for key in (PRECOMBINE, "hoodie.datasource.write.ordering.fields", ORDERING):
+        given = _list(opts.get(key))
+        if given and existing.ordering_fields and given != existing.ordering_fields:
+            differs(key, opts[key], ",".join(existing.ordering_fields))
+    if opts.get(PARTITION_PATH, "").strip():
+        given_fields = [p.split(":", 1)[0] for p in _list(opts[PARTITION_PATH])]
+        if given_fields != existing.partition_fields:
+            differs(PARTITION_PATH, opts[PARTITION_PATH], ",".join(existing.partition_fields) or "none")
+    if KEYGEN_TYPE in opts or opts.get(KEYGEN_CLASS):
+        keygen = _keygen(opts, existing.record_key_fields, existing.partition_fields)
+        if keygen != existing.keygen.upper():
+            key = KEYGEN_TYPE if KEYGEN_TYPE in opts else KEYGEN_CLASS
+            differs(key, opts[key], existing.keygen)
+    if opts.get(TABLE_TYPE, "").strip() and opts[TABLE_TYPE].strip().upper() != existing.table_type:
+        differs(TABLE_TYPE, opts[TABLE_TYPE], existing.table_type)
+    name = opts.get(TABLE_NAME, "").strip()
+    if name and name.lower() != existing.table_name.lower():
+        differs(TABLE_NAME, name, existing.table_name)
+    if conflicts:
+        raise InvalidOptionError(
+            f"{table}: the write options conflict with the table's hoodie.properties: "
+            + "; ".join(conflicts)
+            + ". Leave them unset to write with the table's own, or write to another path"
+        )
 
 
 def _check_table_features(existing: TableConfig, *, metadata_enabled: bool) -> None:

@@ -114,7 +114,7 @@ def record_keys(table: pa.Table, fields: Sequence[str], keygen: str) -> pa.Array
     if not complex_keys:
         fast = _fast_strings(table, fields[0])
         if fast is not None:
-            bad = pc.or_(pc.is_null(fast), pc.equal(fast, ""))
+            bad = pc.or_kleene(pc.is_null(fast), pc.equal(fast, ""))  # a null is bad, not unknown
             if not pc.any(bad).as_py():
                 return fast
     columns = [_column(table, f) for f in fields]

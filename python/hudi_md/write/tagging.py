@@ -175,19 +175,10 @@ def plan_tasks(
     """The file-group tasks of a write (updates of tagged groups, then new groups for inserts),
     the file groups an overwrite replaces, and the tagging."""
     partitions = sorted(set(rows.column(PARTITION_COLUMN).to_pylist()))
-    if operation == "delete_partition":
-        if rows.num_rows:
-            raise InvalidOptionError(
-                "delete_partition takes no rows: name the partitions in " + PARTITIONS_TO_DELETE
-            )
-        if not cfg.partitions_to_delete:
-            raise InvalidOptionError(
-                f"delete_partition needs {PARTITIONS_TO_DELETE} (partition paths, comma-separated)"
-            )
-        partitions = list(cfg.partitions_to_delete)
     tasks: list[tuple[FileGroupTask, pa.Table]] = []
     has_commits = bool(state.timeline.write_timeline())
-    replaced = replaced_file_groups(state, operation, partitions) if has_commits else {}
+    scope = overwrite_scope(cfg, operation, partitions, rows.num_rows)
+    replaced = replaced_file_groups(state, operation, scope) if has_commits else {}
     tagging = Tagging()
     if operation in ("upsert", "delete") and has_commits:
         tagging = existing_locations(
@@ -223,6 +214,25 @@ def plan_tasks(
             task = FileGroupTask(p, new_file_id(), "insert", token=f"{len(tasks)}-0-0")
             tasks.append((task, rows.take(pa.array(chunk, pa.int64()))))
     return tasks, replaced, tagging
+
+
+def overwrite_scope(cfg: WriteConfig, operation: str, written: Sequence[str], rows: int) -> list[str]:
+    """The partitions an overwrite replaces, besides those it writes: a delete_partition's
+    (``hoodie.datasource.write.partitions.to.delete``; it takes no rows) and a static
+    insert_overwrite's (``hoodie.static.overwrite.partition.paths``, whether or not rows go there)."""
+    if operation == "delete_partition":
+        if rows:
+            raise InvalidOptionError(
+                "delete_partition takes no rows: name the partitions in " + PARTITIONS_TO_DELETE
+            )
+        if not cfg.partitions_to_delete:
+            raise InvalidOptionError(
+                f"delete_partition needs {PARTITIONS_TO_DELETE} (partition paths, comma-separated)"
+            )
+        return list(cfg.partitions_to_delete)
+    if operation == "insert_overwrite":
+        return sorted({*written, *cfg.static_overwrite_partitions})
+    return list(written)
 
 
 def replaced_file_groups(

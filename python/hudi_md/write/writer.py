@@ -34,7 +34,14 @@ from hudi_md.table.timeline import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hudi_md.table.timeline_writer import new_instant_time
 from hudi_md.write import rollback as rollbacks
 from hudi_md.write import services
-from hudi_md.write.config import OPERATIONS, PARTITIONS_TO_DELETE, WriteConfig, with_indexed_columns
+from hudi_md.write.config import (
+    OPERATIONS,
+    PARTITION_PATH,
+    PARTITIONS_TO_DELETE,
+    RECORD_KEY,
+    WriteConfig,
+    with_indexed_columns,
+)
 from hudi_md.write.conflicts import find_conflict
 from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, execute
 from hudi_md.write.heartbeat import is_expired
@@ -164,6 +171,32 @@ class HudiWriter(WritableTable):
             return self.write(data, "delete_partition")
         finally:
             self.options.pop(PARTITIONS_TO_DELETE, None)
+
+    def create(self, schema: pa.Schema) -> TableConfig:
+        """Apache Hudi's ``CREATE TABLE``: ``hoodie.properties`` (with ``schema`` as the create
+        schema) and the timeline folders, no instant; the first write adds the MDT. A table that
+        exists is left as it is (options that conflict with it are refused)."""
+        existing = self.config()
+        cfg = WriteConfig.from_options(self.options, existing)  # refuses bad options before locking
+        if existing is not None:
+            return existing
+        for key, fields in ((RECORD_KEY, cfg.record_key_fields), (PARTITION_PATH, cfg.partition_fields)):
+            missing = [f for f in fields if f not in schema.names]
+            if missing:
+                raise InvalidOptionError(
+                    f"{key}: {', '.join(missing)} not among the table's columns ({', '.join(schema.names)})"
+                )
+        lock = self.lock()
+        lock.acquire()
+        try:
+            existing = self.config()  # another writer may have created it meanwhile
+            if existing is not None:
+                WriteConfig.from_options(self.options, existing)
+                return existing
+            layout = check_layout(self.storage, None, self.options, cfg)
+            return create_table(self.storage, cfg, writer_avro_schema(cfg, schema), layout)
+        finally:
+            lock.release()
 
     def start_write(self, operation: str, schema: pa.Schema) -> WriteSession:
         """Under the table lock: create the table if needed, roll back failed writes, bring the

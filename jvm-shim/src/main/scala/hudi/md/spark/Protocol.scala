@@ -20,6 +20,7 @@ object Protocol {
   val OpPlan = "plan"
   val OpReadSlice = "read_slice"
   val OpIncrementalRange = "incremental_range"
+  val OpCreateTable = "create_table"
 
   // Request keys.
   val Op = "op"
@@ -29,6 +30,8 @@ object Protocol {
   val Filters = "filters"
   val Slice = "slice"
   val Columns = "columns"
+  /** `create_table`: the table's columns (a Spark `StructType` as JSON). */
+  val TableSchema = "schema"
 
   // Response keys.
   val Ok = "ok"
@@ -75,4 +78,35 @@ object Protocol {
 
   /** The planner's error type for a wrong option (the shim raises `IllegalArgumentException`). */
   val InvalidOptionError = "InvalidOptionError"
+
+  // --- writes through Spark's API ([[WriteBridge]]) ----------------------------------------------
+  /** The Python process of one write: `python -m <BridgeModule>`, attached to this JVM by Py4J. */
+  val BridgeModule = "hudi_md.spark.bridge"
+  /** The JVM object that process asks for its job (`job(id)`) and reports to. */
+  val BridgeClass = "hudi.md.spark.WriteBridge"
+  /** The environment variable holding the job's id. */
+  val BridgeJobEnv = "HUDI_MD_WRITE_JOB"
+
+  // The write request (JSON): Path, Options and these.
+  val WriteSaveMode = "save_mode"
+  val WritePartitionColumns = "partition_columns"
+  val WriteSql = "sql"
+  val SaveModeAppend = "append"
+  val SaveModeOverwrite = "overwrite"
+  val SaveModeErrorIfExists = "errorifexists"
+  val SaveModeIgnore = "ignore"
+  // WriteSql's object: an SQL command on a catalog table (its partition columns: WritePartitionColumns).
+  val SqlCommand = "command"
+  val SqlInsert = "insert"
+  val SqlDelete = "delete"
+  val SqlOverwrite = "overwrite"
+  val SqlPartitionSpec = "partition_spec"
+  val SqlOverwriteMode = "overwrite_mode"
+  val SqlTable = "table"
+  val SqlDatabase = "database"
+  val SqlTableProperties = "table_properties"
+  val SqlSessionOptions = "session_options"
+
+  /** Python's error types the shim raises as `IllegalArgumentException` / `AnalysisException`-like. */
+  val TableExistsError = "TableExistsError"
 }

@@ -4,31 +4,29 @@ import java.util.Locale
 
 import org.apache.spark.sql.{AnalysisException, SparkSessionExtensions, SparkSessionExtensionsProvider}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, HiveTableRelation, UnresolvedCatalogRelation}
-import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, InsertIntoStatement, LogicalPlan, MergeIntoTable, UpdateTable}
+import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, LogicalPlan, MergeIntoTable, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.command.{CreateDataSourceTableAsSelectCommand, InsertIntoDataSourceDirCommand}
-import org.apache.spark.sql.execution.datasources.{CreateTable, HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation, SaveIntoDataSourceCommand}
+import org.apache.spark.sql.execution.command.InsertIntoDataSourceDirCommand
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation}
 
 /**
- * A Spark write that would bypass the Hudi timeline, refused. Spark's generic writers would put
- * files into the table's directories that no instant wrote (no reader ever sees them) or delete
- * partitions (`INSERT OVERWRITE`) behind the timeline's back.
+ * A Spark write into a `hudi-md` table that hudi-md does not carry out, refused before anything
+ * is written: Spark's generic writers would add files no Hudi instant wrote (no reader sees them)
+ * or delete partitions behind the timeline's back.
  */
 class HudiMdWriteException(message: String) extends AnalysisException(message)
 
 /**
- * Refuses every Spark write into a `hudi-md` table before it touches storage: SQL `INSERT INTO` /
- * `INSERT OVERWRITE` (static and dynamic partitions), CTAS, `DataFrameWriter.save` /
- * `saveAsTable` / `insertInto`, `INSERT OVERWRITE DIRECTORY ... USING hudi-md`, `UPDATE`,
- * `DELETE` and `MERGE INTO`. Writes go through `hudi_md.write` (PySpark), which keeps the timeline
- * and the metadata table in step.
+ * What the session extension refuses at analysis: `UPDATE`, `MERGE INTO`, `INSERT OVERWRITE
+ * DIRECTORY ... USING hudi-md`, and any write into a `hudi-md` table [[WriteRules]] did not plan
+ * (it plans `INSERT INTO` / `INSERT OVERWRITE` and `DELETE FROM`; [[DefaultSource]] takes
+ * `df.write.format("hudi-md").save`, `saveAsTable` and CTAS).
  *
  * The check runs during analysis ([[HudiMdExtensions]] injects it into sessions that start with the
- * shim jar on their classpath), i.e. before Spark runs the command:
- * `InsertIntoHadoopFsRelationCommand` deletes the partitions an `INSERT OVERWRITE` replaces before
- * it asks the file format for a writer, so [[HudiMdFileFormat.prepareWrite]] alone comes too late.
- * [[DefaultSource]]'s `CreatableRelationProvider.createRelation` and `prepareWrite` refuse too, for
- * a session the extension was not loaded into (the jar added after the session started).
+ * shim jar on their classpath), i.e. before Spark runs the command. A session the extension was
+ * not loaded into (the jar added after the session started) still writes through `DefaultSource`,
+ * but its SQL `INSERT` reaches Spark's own file writer: [[HudiMdFileFormat.prepareWrite]] refuses
+ * it, too late for `INSERT OVERWRITE`, whose partitions Spark deletes first.
  */
 object WriteGuard {
 
@@ -38,20 +36,27 @@ object WriteGuard {
       .map(_.toLowerCase(Locale.ROOT))
 
   val SupportedWrite: String =
-    "write from PySpark with hudi_md.write(df, path, operation=..., options={...}) " +
-      "(operations: insert, bulk_insert, upsert, delete, insert_overwrite, insert_overwrite_table)"
+    "write with SQL INSERT INTO / INSERT OVERWRITE / DELETE FROM on the table, " +
+      "df.write.format(\"hudi-md\").mode(...).options(...).save(path), or from PySpark " +
+      "hudi_md.write(df, path, operation=..., options={...}) (operations: insert, bulk_insert, upsert, delete, " +
+      "insert_overwrite, insert_overwrite_table, delete_partition)"
 
-  def message(what: String, target: String): String =
-    s"hudi-md does not support $what on a hudi-md table ($target): Spark's own writer would add or " +
-      "delete files outside the Hudi timeline, which no hudi-md reader sees. Nothing was written; " +
-      SupportedWrite + "."
+  /** How to get the effect of UPDATE / MERGE INTO with the writes hudi-md has. */
+  private val UpsertHint: String =
+    "write the changed rows as an upsert by record key instead: INSERT INTO the table (an upsert when it " +
+      "has a precombine field, or with SET hoodie.spark.sql.insert.into.operation=upsert), or " +
+      "df.write.format(\"hudi-md\").mode(\"append\").save(path); delete rows with DELETE FROM"
 
-  def refuse(what: String, target: String): Nothing = throw new HudiMdWriteException(message(what, target))
+  def message(what: String, target: String, hint: String = SupportedWrite): String =
+    s"hudi-md does not support $what on a hudi-md table ($target). Nothing was written; $hint."
+
+  def refuse(what: String, target: String, hint: String = SupportedWrite): Nothing =
+    throw new HudiMdWriteException(message(what, target, hint))
 
   def isHudiMdProvider(provider: String): Boolean =
     provider != null && ProviderNames.contains(provider.trim.toLowerCase(Locale.ROOT))
 
-  private def isHudiMd(table: CatalogTable): Boolean = table.provider.exists(isHudiMdProvider)
+  def isHudiMd(table: CatalogTable): Boolean = table.provider.exists(isHudiMdProvider)
 
   private def describe(table: CatalogTable): String =
     table.identifier.unquotedString + table.storage.locationUri.fold("")(u => s" at $u")
@@ -71,25 +76,17 @@ object WriteGuard {
     case _                   => false
   }
 
-  /** Throws [[HudiMdWriteException]] if `plan` writes into a `hudi-md` table anywhere. */
+  /** Throws [[HudiMdWriteException]] if `plan` writes into a `hudi-md` table in a way hudi-md does not. */
   def check(plan: LogicalPlan): Unit = plan.foreach {
     case c: InsertIntoHadoopFsRelationCommand
         if c.fileFormat.isInstanceOf[HudiMdFileFormat] || c.catalogTable.exists(isHudiMd) =>
       val what = if (c.mode == org.apache.spark.sql.SaveMode.Overwrite) "INSERT OVERWRITE" else "INSERT INTO"
-      refuse(what, c.catalogTable.map(describe).getOrElse(c.outputPath.toString))
-    case i: InsertIntoStatement =>
-      hudiMdTarget(i.table).foreach(t => refuse(if (i.overwrite) "INSERT OVERWRITE" else "INSERT INTO", t))
-    case c: CreateTable if c.query.isDefined && isHudiMd(c.tableDesc) =>
-      refuse("CREATE TABLE AS SELECT / DataFrameWriter.saveAsTable", describe(c.tableDesc))
-    case c: CreateDataSourceTableAsSelectCommand if isHudiMd(c.table) =>
-      refuse("CREATE TABLE AS SELECT / DataFrameWriter.saveAsTable", describe(c.table))
-    case c: SaveIntoDataSourceCommand if c.dataSource.isInstanceOf[DefaultSource] =>
-      refuse("DataFrameWriter.save (df.write.format(\"hudi-md\"))", pathOption(c.options))
+      refuse(what + " through Spark's file writer", c.catalogTable.map(describe).getOrElse(c.outputPath.toString))
     case c: InsertIntoDataSourceDirCommand if isHudiMdProvider(c.provider) =>
       refuse("INSERT OVERWRITE DIRECTORY", c.storage.locationUri.fold("no path")(_.toString))
-    case u: UpdateTable     => hudiMdTarget(u.table).foreach(refuse("UPDATE", _))
-    case d: DeleteFromTable => hudiMdTarget(d.table).foreach(refuse("DELETE FROM", _))
-    case m: MergeIntoTable  => hudiMdTarget(m.targetTable).foreach(refuse("MERGE INTO", _))
+    case u: UpdateTable     => hudiMdTarget(u.table).foreach(refuse("UPDATE", _, UpsertHint))
+    case m: MergeIntoTable  => hudiMdTarget(m.targetTable).foreach(refuse("MERGE INTO", _, UpsertHint))
+    case d: DeleteFromTable => hudiMdTarget(d.table).foreach(refuse("this DELETE FROM", _))
     case _                  => ()
   }
 
@@ -105,21 +102,27 @@ object WriteGuard {
  * `spark.sql.extensions` by `hudi_md.spark.session.configure` (sessions PySpark 3.5 creates only
  * apply that conf; the `spark-sql` / `spark-submit` builders of both lines also load the service file).
  *
- * The check runs twice: as a resolution rule, so a write into a `hudi-md` table is refused before
- * Spark's own post-hoc checks (table creation, insert column matching) fail it with a message that
- * does not say how to write, and as a check rule on the analyzed plan.
+ * Resolution rules: [[WriteRules.FillMetaColumns]] (inserts without Hudi's meta columns) and
+ * [[WriteGuardRule]] (UPDATE / MERGE INTO refused before Spark's own checks fail them with a
+ * message that does not say what to do); post-hoc: [[WriteRules.PlanWrites]] (SQL writes into
+ * [[DefaultSource]]); and [[WriteGuard.check]] on the analyzed plan.
  */
 class HudiMdExtensions extends SparkSessionExtensionsProvider {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectResolutionRule(_ => WriteGuardRule)
+    extensions.injectResolutionRule(session => WriteRules.FillMetaColumns(session))
+    extensions.injectPostHocResolutionRule(_ => WriteRules.PlanWrites)
     extensions.injectCheckRule(_ => WriteGuard.check)
   }
 }
 
-/** [[WriteGuard.check]] as an analyzer rule (it never changes the plan). */
+/** UPDATE, MERGE INTO and INSERT OVERWRITE DIRECTORY into `hudi-md`, refused during resolution. */
 object WriteGuardRule extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = {
-    WriteGuard.check(plan)
+    plan.foreach {
+      case _: UpdateTable | _: MergeIntoTable | _: InsertIntoDataSourceDirCommand => WriteGuard.check(plan)
+      case _                                                                       => ()
+    }
     plan
   }
 }

@@ -1,0 +1,24 @@
+package hudi.md.spark
+
+import java.net.URI
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
+
+/**
+ * What the shim needs of a session that Spark 3.5 and 4.x spell differently (this: Spark 4, where
+ * commands get the API's `SparkSession` and the session state is the classic implementation's).
+ */
+object SessionCompat {
+
+  /** Where the session's catalog puts a managed table. */
+  def defaultTablePath(session: SparkSession, table: TableIdentifier): URI =
+    session.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.catalog.defaultTablePath(table)
+
+  /** The session catalog's entry of `table`, if it has one. */
+  def catalogTable(session: SparkSession, table: TableIdentifier): Option[CatalogTable] = {
+    val catalog = session.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.catalog
+    if (catalog.tableExists(table)) Some(catalog.getTableMetadata(table)) else None
+  }
+}

@@ -1,0 +1,252 @@
+package hudi.md.spark
+
+import java.io.{BufferedReader, File, IOException, InputStreamReader}
+import java.nio.charset.StandardCharsets
+import java.util.UUID
+import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
+import java.util.regex.Pattern
+
+import com.fasterxml.jackson.databind.node.ObjectNode
+import org.apache.spark.{SparkConf, SparkContext}
+import org.apache.spark.api.java.JavaSparkContext
+import org.apache.spark.hudi_md.PythonGateway
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.slf4j.LoggerFactory
+
+/**
+ * A write through Spark's API that failed in its Python process (`errorType`: the Python error's
+ * class name, e.g. `WriteConflictError`), or whose process could not run (`errorType` null).
+ */
+class HudiMdWriteFailedException(message: String, val errorType: String, cause: Throwable = null)
+    extends RuntimeException(message, cause)
+
+/**
+ * One write handed to a Python process: the JVM objects it wraps and the request, asked for over
+ * Py4J ([[WriteBridge.job]]), and the outcome it reports. The public methods are called from
+ * `hudi_md/spark/bridge.py`.
+ */
+class WriteJob private[spark] (
+    val id: String,
+    session: SparkSession,
+    data: DataFrame,
+    requestJson: String,
+    callerProperties: Seq[(String, String)],
+    jobTags: Seq[String]) {
+
+  @volatile private var result: Option[Either[(String, String), String]] = None
+
+  def javaSparkContext(): JavaSparkContext = JavaSparkContext.fromSparkContext(session.sparkContext)
+  def sparkSession(): SparkSession = session
+  def dataFrame(): DataFrame = data
+  def request(): String = requestJson
+
+  /**
+   * Called by the Python process on its JVM thread (Py4J pins one per Python thread) before it
+   * runs jobs: the caller's job group, description, scheduler pool and tags, plus this write's
+   * own tag. Cancelling the caller's statement (its group or tags) or the write cancels them.
+   */
+  def attached(): Unit = {
+    val sc = session.sparkContext
+    callerProperties.foreach { case (k, v) => sc.setLocalProperty(k, v) }
+    jobTags.foreach(sc.addJobTag)
+  }
+
+  /** The write committed `instant` (null: nothing was written, e.g. save mode ignore). */
+  def succeeded(instant: String): Unit = result = Some(Right(instant))
+
+  def failed(errorType: String, message: String): Unit = result = Some(Left((errorType, message)))
+
+  private[spark] def outcome: Option[Either[(String, String), String]] = result
+}
+
+/**
+ * Writes through Spark's own API ([[DefaultSource]]'s `createRelation` with a `SaveMode`, which
+ * the session extension's SQL rules also reach) run in a Python process attached to this JVM, so
+ * that the executors run exactly `hudi_md.write`'s code (`mapInArrow`) and the commit protocol is
+ * the Python writer's, whatever the driver is (PySpark, a JVM application, `spark-sql`, a Spark
+ * Connect server).
+ *
+ * Per write: a Py4J server in this JVM (Spark's own, [[PythonGateway]]), the job registered under
+ * a random id, and `python -m hudi_md.spark.bridge` (the planner's interpreter, see
+ * [[PlannerSettings]]) started with the server's port and secret (`PYSPARK_GATEWAY_PORT` /
+ * `PYSPARK_GATEWAY_SECRET`, as `spark-submit app.py` attaches PySpark) and the id. Python wraps
+ * the running SparkContext and session and the DataFrame, writes, and reports the instant or its
+ * error. An interrupted caller cancels the write's jobs and stops the process (SIGTERM: the
+ * writer abandons its instant; the next write rolls back anything left).
+ *
+ * Errors come back typed: a refused option (`InvalidOptionError`) is an
+ * `IllegalArgumentException`, an existing table under save mode errorifexists a
+ * [[HudiMdWriteException]], anything else a [[HudiMdWriteFailedException]] naming the Python
+ * error. Values of options whose key looks secret (Spark's `spark.redaction.regex`) never appear
+ * in messages or logs.
+ */
+object WriteBridge {
+  private val log = LoggerFactory.getLogger(getClass)
+  private val jobs = new ConcurrentHashMap[String, WriteJob]()
+  private val OutputLines = 100
+  /** How long a cancelled write's process gets to abandon its instant before it is killed. */
+  private val CancelGraceSeconds = 60L
+  /** The caller's local properties its write's jobs take (tags are copied separately). */
+  private val CallerProperties =
+    Seq("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel", "spark.scheduler.pool")
+
+  /** The job of `id` (null when none): called by the Python process. */
+  def job(id: String): WriteJob = jobs.get(id)
+
+  /**
+   * Writes `data` as `request` (JSON, see `hudi_md/spark/write_request.py`) says; returns the
+   * committed instant, None when nothing was written. `secrets`: option values to keep out of
+   * messages and logs.
+   */
+  def write(
+      session: SparkSession,
+      data: DataFrame,
+      request: ObjectNode,
+      path: String,
+      secrets: Iterable[String]): Option[String] = {
+    val sc = session.sparkContext
+    val conf = sc.getConf
+    val settings = PlannerSettings.fromConf(conf)
+    val id = UUID.randomUUID().toString
+    val tag = "hudi-md-write-" + id
+    val properties = CallerProperties.flatMap(k => Option(sc.getLocalProperty(k)).map(k -> _))
+    val described =
+      if (properties.exists(_._1 == "spark.job.description")) properties
+      else properties :+ ("spark.job.description" -> s"hudi-md write to $path")
+    val job = new WriteJob(
+      id, session, data, PlannerClient.mapper.writeValueAsString(request), described, (sc.getJobTags() + tag).toSeq)
+    val gateway =
+      try PythonGateway.start(conf)
+      catch {
+        case e: LinkageError =>
+          throw new HudiMdWriteFailedException(
+            s"hudi-md: cannot start a Py4J server for the write to $path (is py4j on the driver's classpath? " +
+              s"Spark's jars/ has it): $e", null, e)
+      }
+    val redact = new Redaction(secrets.toSeq :+ gateway.secret)
+    jobs.put(id, job)
+    try {
+      val proc = launch(settings, conf, gateway, id, path)
+      val output = new ProcessOutput(proc, redact, id.take(8))
+      val exit = awaitOrCancel(proc, sc, tag, path)
+      output.join()
+      job.outcome match {
+        case Some(Right(instant)) =>
+          log.info(s"hudi-md: wrote $path at ${Option(instant).getOrElse("(nothing written)")}")
+          Option(instant)
+        case Some(Left((errorType, message))) =>
+          log.warn(s"hudi-md: the write to $path failed: $errorType${output.describe}")
+          throw failure(errorType, redact(message), path)
+        case None =>
+          throw new HudiMdWriteFailedException(
+            s"hudi-md: the write to $path failed: its process (${settings.python} -m ${Protocol.BridgeModule}) " +
+              s"exited with code $exit and no outcome${output.describe}${output.interpreterHint}", null)
+      }
+    } finally {
+      jobs.remove(id)
+      gateway.shutdown()
+    }
+  }
+
+  private def launch(settings: PlannerSettings, conf: SparkConf, gateway: PythonGateway, id: String, path: String)
+      : Process = {
+    val pb = new ProcessBuilder(settings.python, "-m", Protocol.BridgeModule)
+    val env = pb.environment()
+    env.put("PYSPARK_GATEWAY_PORT", gateway.port.toString)
+    env.put("PYSPARK_GATEWAY_SECRET", gateway.secret)
+    env.put(Protocol.BridgeJobEnv, id)
+    // The executors' Python workers: spark.pyspark.python, else $PYSPARK_PYTHON, else this one.
+    val workers = conf.getOption("spark.pyspark.python").orElse(sys.env.get("PYSPARK_PYTHON")).filter(_.trim.nonEmpty)
+    env.put("PYSPARK_PYTHON", workers.getOrElse(settings.python))
+    env.put("PYTHONUNBUFFERED", "1")
+    val pythonPath = PythonGateway.sparkPythonPath ++ Option(env.get("PYTHONPATH")).filter(_.nonEmpty)
+    if (pythonPath.nonEmpty) env.put("PYTHONPATH", pythonPath.mkString(File.pathSeparator))
+    pb.redirectErrorStream(true)
+    val proc =
+      try pb.start()
+      catch {
+        case e: IOException =>
+          throw new HudiMdWriteFailedException(
+            s"hudi-md: cannot start '${settings.python} -m ${Protocol.BridgeModule}' for the write to $path " +
+              s"(${PlannerSettings.PythonHint}): ${e.getMessage}", null, e)
+      }
+    proc.getOutputStream.close()
+    proc
+  }
+
+  private def awaitOrCancel(proc: Process, sc: SparkContext, tag: String, path: String): Int =
+    try proc.waitFor()
+    catch {
+      case e: InterruptedException =>
+        log.warn(s"hudi-md: the write to $path was interrupted; cancelling its jobs and stopping its process")
+        sc.cancelJobsWithTag(tag)
+        proc.destroy()
+        if (!proc.waitFor(CancelGraceSeconds, TimeUnit.SECONDS)) proc.destroyForcibly()
+        Thread.currentThread().interrupt()
+        throw new HudiMdWriteFailedException(
+          s"hudi-md: the write to $path was cancelled (nothing was committed, or the commit stands if it " +
+            "completed before; the next write rolls back whatever the write left pending)", null, e)
+    }
+
+  private def failure(errorType: String, message: String, path: String): Exception = errorType match {
+    case Protocol.InvalidOptionError => new IllegalArgumentException(s"hudi-md: $message")
+    case Protocol.TableExistsError   => new HudiMdWriteException(s"hudi-md: $message")
+    case _ => new HudiMdWriteFailedException(s"hudi-md: the write to $path failed: $errorType: $message", errorType)
+  }
+
+  /** The last lines a write's process printed (its traceback), each logged as it comes. */
+  private final class ProcessOutput(proc: Process, redact: Redaction, label: String) {
+    private val tail = new java.util.ArrayDeque[String]()
+    private val thread = new Thread(s"hudi-md-write-$label-output") {
+      override def run(): Unit = {
+        val reader = new BufferedReader(new InputStreamReader(proc.getInputStream, StandardCharsets.UTF_8))
+        try {
+          var line = reader.readLine()
+          while (line != null) {
+            val shown = redact(line)
+            log.info(s"hudi-md write $label: $shown")
+            tail.synchronized {
+              tail.addLast(shown)
+              while (tail.size > OutputLines) tail.removeFirst()
+            }
+            line = reader.readLine()
+          }
+        } catch { case _: IOException => () }
+      }
+    }
+    thread.setDaemon(true)
+    thread.start()
+
+    def join(): Unit = thread.join(10000)
+
+    private def text: String = tail.synchronized(String.join("\n", tail))
+
+    def describe: String = if (text.trim.isEmpty) "" else s"; its output:\n$text"
+
+    def interpreterHint: String =
+      if (text.contains("No module named") || text.contains("ModuleNotFoundError")) s"\n(${PlannerSettings.PythonHint})"
+      else ""
+  }
+}
+
+/**
+ * Replaces secret values in text (messages, log lines) with Spark's redaction text.
+ * [[Redaction.secretValues]] picks the values of options whose key matches Spark's
+ * `spark.redaction.regex`.
+ */
+final class Redaction(secrets: Seq[String]) extends (String => String) {
+  private val values = secrets.filter(s => s != null && s.length >= 3).distinct.sortBy(-_.length)
+
+  override def apply(text: String): String =
+    if (text == null) null else values.foldLeft(text)((t, s) => t.replace(s, Redaction.Replacement))
+}
+
+object Redaction {
+  val Replacement = "*********(redacted)"
+  private val DefaultRegex = "(?i)secret|password|token|access[.]key"
+
+  def secretValues(conf: SparkConf, options: Iterable[(String, String)]): Seq[String] = {
+    val regex = Pattern.compile(conf.get("spark.redaction.regex", DefaultRegex))
+    options.collect { case (k, v) if v != null && regex.matcher(k).find() => v }.toSeq
+  }
+}

@@ -1,0 +1,147 @@
+"""The Python side of a write through Spark's own API (``df.write.format("hudi-md")``, SQL
+``INSERT`` / ``DELETE`` on a ``hudi-md`` table), whatever the driver is: PySpark, a JVM
+application, the ``spark-sql`` command line.
+
+The shim (``WriteBridge.scala``) starts ``python -m hudi_md.spark.bridge`` on the driver's machine
+with a Py4J server of the driver JVM to attach to (``PYSPARK_GATEWAY_PORT`` /
+``PYSPARK_GATEWAY_SECRET``, as ``spark-submit app.py`` attaches PySpark) and the job's id
+(``HUDI_MD_WRITE_JOB``). This process wraps the JVM's running SparkContext, SparkSession and the
+DataFrame to write — it starts and stops none of them — and runs
+:func:`hudi_md.spark.writer.write_dataframe`: the executors do exactly what ``hudi_md.write(df)``
+has them do, and this process runs the commit protocol as the driver of that write. The outcome
+goes back to the JVM job: the instant, or the error's Python type and message.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Mapping
+from types import FrameType
+from typing import Any
+
+from pyspark import SparkConf, SparkContext
+
+from hudi_md.spark import protocol as P
+
+log = logging.getLogger(__name__)
+
+
+def main() -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
+    job_id = os.environ.get(P.BRIDGE_JOB_ENV)
+    if not job_id or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        print(f"{P.BRIDGE_MODULE} is started by the hudi-md Spark shim, not by hand", file=sys.stderr)
+        return 2
+    # A cancelled write is stopped with SIGTERM: unwind, so the writer abandons its instant.
+    signal.signal(signal.SIGTERM, _interrupt)
+    from pyspark.java_gateway import launch_gateway
+
+    gateway = launch_gateway()
+    try:
+        job = _jvm_object(gateway.jvm, P.BRIDGE_CLASS).job(job_id)
+        if job is None:
+            print(f"no hudi-md write job {job_id} in the driver JVM", file=sys.stderr)
+            return 2
+        try:
+            instant = run(gateway, job)
+        except BaseException as e:  # every failure goes to the JVM, typed
+            traceback.print_exc()
+            job.failed(type(e).__name__, str(e) or repr(e))
+            return 1
+        job.succeeded(instant)
+        return 0
+    finally:
+        gateway.close()
+
+
+def run(gateway: Any, job: Any) -> str | None:
+    """The write of ``job``: its request resolved against the table, then written by
+    ``write_dataframe`` on the JVM's session. Returns the instant (None: nothing written)."""
+    from pyspark.sql import DataFrame, SparkSession
+
+    from hudi_md.api import open_table
+    from hudi_md.spark.write_request import WriteRequest, resolve
+    from hudi_md.spark.writer import write_dataframe
+    from hudi_md.storage import Storage
+    from hudi_md.table.config import PROPERTIES_FILE
+
+    sc = AttachedSparkContext(gateway, job.javaSparkContext())
+    try:
+        spark = SparkSession(sc, jsparkSession=job.sparkSession())
+        job.attached()  # the caller's job tags on this thread; the JVM's default session restored
+        request = WriteRequest.from_json(job.request())
+        storage_options = {k: v for k, v in request.options.items() if not k.startswith("hoodie.")}
+        exists = Storage(request.path, storage_options).exists(PROPERTIES_FILE)
+        table = open_table(request.path, request.options) if exists else None
+        resolved = resolve(request, table)
+        if resolved.operation is None:
+            return None
+        df = DataFrame(job.dataFrame(), spark)
+        try:
+            return write_dataframe(df, request.path, operation=resolved.operation, options=resolved.options)
+        except BaseException:
+            roll_back_failed_writes(request.path, resolved.options)
+            raise
+    finally:
+        sc.stop()
+
+
+def roll_back_failed_writes(path: str, options: Mapping[str, str]) -> None:
+    """What a failed write left pending (its instant, whose heartbeat it deleted), rolled back at
+    once under the table lock, as the next writer's recovery would: readers and the next write find
+    the timeline clean. Best effort: a failure here is logged, the write's own error stands."""
+    from hudi_md.write.writer import HudiWriter
+
+    try:
+        writer = HudiWriter(path, options)
+        config = writer.config()
+        if config is None or not writer.other_pending_writes(None):
+            return
+        lock = writer.lock()
+        lock.acquire()
+        try:
+            with lock.nesting():
+                done = writer.rollback_failed_writes(config)
+        finally:
+            lock.release()
+        log.warning("rolled back what the failed write left pending: %s", ", ".join(done) or "nothing")
+    except Exception as e:  # the write's own error is the one to report
+        log.warning("could not roll back the failed write's instant (the next write will): %s", e)
+
+
+def _jvm_object(jvm: Any, name: str) -> Any:
+    target = jvm
+    for part in name.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+class AttachedSparkContext(SparkContext):
+    """PySpark's SparkContext around the JVM's running one (``jsc``): its conf is the JVM
+    context's, and ``stop`` only stops what this process started (the accumulator server), never
+    the JVM's context, which belongs to its driver."""
+
+    def __init__(self, gateway: Any, jsc: Any) -> None:
+        conf = SparkConf(_jvm=gateway.jvm, _jconf=jsc.getConf())
+        super().__init__(conf=conf, gateway=gateway, jsc=jsc)
+
+    def stop(self) -> None:
+        server = getattr(self, "_accumulatorServer", None)
+        if server is not None:
+            server.shutdown()
+            self._accumulatorServer = None
+        with SparkContext._lock:
+            if SparkContext._active_spark_context is self:
+                SparkContext._active_spark_context = None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

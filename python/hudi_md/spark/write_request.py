@@ -1,0 +1,274 @@
+"""What a write through Spark's own API means for ``hudi_md.write``: the operation and options of
+a ``DataFrameWriter`` save (by its save mode) or of an SQL ``INSERT`` / ``DELETE`` on a catalog
+table, decided as Apache Hudi's Spark data source and Spark SQL decide them.
+
+The shim sends the request as JSON (``DefaultSource.createRelation``; the session extension turns
+SQL writes into that call); :mod:`hudi_md.spark.bridge` resolves it here against the table as it
+is, then writes with :func:`hudi_md.spark.writer.write_dataframe`. The JSON's names are those of
+:mod:`hudi_md.spark.protocol` (``Protocol.scala`` spells them for the shim).
+
+Save modes (``df.write.format("hudi-md").mode(...)``):
+
+- ``append``: ``hoodie.datasource.write.operation`` (default ``upsert``);
+- ``overwrite``: ``insert_overwrite_table`` on an existing table (Apache Hudi deletes the table's
+  directory and writes a new table instead, which readers see half-done and which loses its
+  timeline; the rows left are the same), the configured operation on a new one (as Hudi);
+- ``errorifexists`` / ``ignore``: the shim fails or skips on an existing table (``.hoodie/
+  hoodie.properties`` exists); on a new one, as ``append``;
+- ``delete`` and ``delete_partition`` take ``append`` only, and an existing table (as Hudi).
+
+SQL (Hudi's ``ProvidesHoodieConfig``): the table's ``TBLPROPERTIES`` and ``OPTIONS`` (the shim
+maps Spark SQL's short names, ``primaryKey``, ``preCombineField`` / ``orderingFields``,
+``type`` = cow|mor, ``recordMergeMode``, to Hudi's keys), under the session's ``hoodie.*``
+settings (``SET``); ``PARTITIONED BY`` names the partition fields and the catalog name the table,
+for a new table, which is hive-style partitioned unless said otherwise. ``INSERT INTO``:
+``hoodie.datasource.write.operation`` when set, else ``hoodie.spark.sql.insert.into.operation``,
+else ``upsert`` when the table has an ordering field, else ``insert``. ``INSERT OVERWRITE``:
+``insert_overwrite_table`` for an unpartitioned table or a static overwrite without partition
+values; with static values, ``insert_overwrite`` of the existing partitions holding them (Hudi's
+``hoodie.static.overwrite.partition.paths``), whether or not rows go there; in dynamic mode
+(``spark.sql.sources.partitionOverwriteMode`` or ``hoodie.datasource.overwrite.mode``),
+``insert_overwrite`` of the partitions written. ``DELETE FROM t WHERE ...`` deletes the matching
+rows (``delete``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hudi_md.errors import InvalidOptionError, TableExistsError, TableNotFoundError
+from hudi_md.spark import protocol as P
+from hudi_md.write.config import (
+    DATABASE_NAME,
+    HIVE_STYLE,
+    OPERATIONS,
+    ORDERING,
+    PARTITION_PATH,
+    PRECOMBINE,
+    RECORD_KEY,
+    TABLE_NAME,
+)
+
+if TYPE_CHECKING:
+    from hudi_md.table.state import TableState
+
+OPERATION = "hoodie.datasource.write.operation"
+SQL_INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
+OVERWRITE_MODE = "hoodie.datasource.overwrite.mode"
+STATIC_OVERWRITE_PARTITIONS = "hoodie.static.overwrite.partition.paths"
+DATASOURCE_TABLE_NAME = "hoodie.datasource.write.table.name"
+COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
+DELETE_OPERATIONS = ("delete", "delete_partition")
+
+
+@dataclass(frozen=True)
+class SqlCommand:
+    """An SQL write on a catalog table, as the shim's analysis rule saw it."""
+
+    command: str  # SQL_INSERT or SQL_DELETE
+    overwrite: bool
+    # PARTITION (...) of an INSERT: column → static value, or None for a dynamic column
+    partition_spec: Mapping[str, str | None]
+    overwrite_mode: str  # spark.sql.sources.partitionOverwriteMode
+    table: str
+    database: str
+    partition_columns: tuple[str, ...]
+    table_properties: Mapping[str, str]  # TBLPROPERTIES (Hudi's keys)
+    session_options: Mapping[str, str]  # the session's hoodie.* settings
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """One write the shim hands over. ``options`` are the writer's options (``.option(...)``) or,
+    for SQL, the catalog table's ``OPTIONS``; ``partition_columns`` are
+    ``DataFrameWriter.partitionBy``'s."""
+
+    path: str
+    save_mode: str
+    options: Mapping[str, str]
+    partition_columns: tuple[str, ...] = ()
+    sql: SqlCommand | None = None
+
+    @classmethod
+    def from_json(cls, text: str) -> WriteRequest:
+        doc = json.loads(text)
+        sql_doc = doc.get(P.WRITE_SQL)
+        sql = None
+        if sql_doc:
+            sql = SqlCommand(
+                command=str(sql_doc[P.SQL_COMMAND]),
+                overwrite=bool(sql_doc.get(P.SQL_OVERWRITE)),
+                partition_spec={
+                    str(k): _opt_str(v) for k, v in (sql_doc.get(P.SQL_PARTITION_SPEC) or {}).items()
+                },
+                overwrite_mode=str(sql_doc.get(P.SQL_OVERWRITE_MODE) or "static"),
+                table=str(sql_doc.get(P.SQL_TABLE) or ""),
+                database=str(sql_doc.get(P.SQL_DATABASE) or "default"),
+                partition_columns=tuple(str(c) for c in sql_doc.get(P.WRITE_PARTITION_COLUMNS) or ()),
+                table_properties=_str_map(sql_doc.get(P.SQL_TABLE_PROPERTIES)),
+                session_options=_str_map(sql_doc.get(P.SQL_SESSION_OPTIONS)),
+            )
+        return cls(
+            path=str(doc[P.PATH]),
+            save_mode=str(doc.get(P.WRITE_SAVE_MODE) or "append").lower(),
+            options=_str_map(doc.get(P.OPTIONS)),
+            partition_columns=tuple(str(c) for c in doc.get(P.WRITE_PARTITION_COLUMNS) or ()),
+            sql=sql,
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedWrite:
+    """``operation`` None: nothing to write (save mode ``ignore`` on an existing table)."""
+
+    operation: str | None
+    options: dict[str, str] = field(default_factory=dict)
+
+
+def resolve(request: WriteRequest, table: TableState | None) -> ResolvedWrite:
+    """The operation and options of ``request`` on ``table`` (None: no table at the path yet)."""
+    if request.sql is not None:
+        return _resolve_sql(request, request.sql, table)
+    opts = dict(request.options)
+    if not opts.get(TABLE_NAME) and opts.get(DATASOURCE_TABLE_NAME):
+        opts[TABLE_NAME] = opts[DATASOURCE_TABLE_NAME]
+    if request.partition_columns and not opts.get(PARTITION_PATH):
+        opts[PARTITION_PATH] = ",".join(request.partition_columns)
+    configured = _operation(opts, OPERATION)
+    mode = request.save_mode
+    if mode not in P.SAVE_MODES:
+        raise InvalidOptionError(f"save mode must be one of {', '.join(P.SAVE_MODES)}, got {mode!r}")
+    if configured in DELETE_OPERATIONS:
+        if mode != P.SAVE_MODE_APPEND:
+            raise InvalidOptionError(
+                f"{OPERATION}={configured} works with save mode append only (as in Apache Hudi), got {mode}"
+            )
+        if table is None:
+            raise TableNotFoundError(f"{request.path}: no Hudi table to {configured} from")
+    if table is not None and mode in (P.SAVE_MODE_ERROR_IF_EXISTS, P.SAVE_MODE_IGNORE):
+        if mode == P.SAVE_MODE_IGNORE:
+            return ResolvedWrite(None, opts)
+        raise TableExistsError(f"{request.path}: a Hudi table exists there already (save mode errorifexists)")
+    if mode == P.SAVE_MODE_OVERWRITE and table is not None:
+        return ResolvedWrite("insert_overwrite_table", opts)
+    return ResolvedWrite(configured or "upsert", opts)
+
+
+def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | None) -> ResolvedWrite:
+    # TBLPROPERTIES (only Hudi's keys: the catalog keeps its own entries there too), OPTIONS
+    # (Hudi's keys and storage options), then the session's SET hoodie.* above both.
+    opts = {k: v for k, v in sql.table_properties.items() if k.startswith("hoodie.")}
+    opts.update(request.options)
+    opts.update(sql.session_options)
+    if sql.command == P.SQL_DELETE and table is None:
+        raise TableNotFoundError(f"{request.path}: no Hudi table to delete from")
+    if table is None:
+        opts.setdefault(TABLE_NAME, sql.table)
+        opts.setdefault(DATABASE_NAME, sql.database)
+        if sql.partition_columns:
+            opts.setdefault(PARTITION_PATH, ",".join(sql.partition_columns))
+            opts.setdefault(HIVE_STYLE, "true")  # Hudi's Spark SQL default for the tables it creates
+        if not opts.get(RECORD_KEY):
+            raise InvalidOptionError(
+                f"{sql.database}.{sql.table}: a new Hudi table needs a record key: "
+                f"TBLPROPERTIES (primaryKey = '<column>') or {RECORD_KEY}"
+            )
+    configured = _operation(opts, OPERATION)
+    if sql.command == P.SQL_DELETE:
+        opts[OPERATION] = "delete"
+        return ResolvedWrite("delete", opts)
+    if sql.overwrite:
+        operation = _overwrite_operation(opts, sql, configured)
+        if operation == "insert_overwrite" and table is not None:
+            static = _static_partitions(sql, table, opts)
+            if static is not None:
+                opts[STATIC_OVERWRITE_PARTITIONS] = ",".join(static)
+    elif configured:
+        operation = configured
+    elif opts.get(SQL_INSERT_INTO_OPERATION):
+        operation = _operation(opts, SQL_INSERT_INTO_OPERATION) or "insert"
+    else:
+        operation = "upsert" if _ordering(opts, table) else "insert"
+    if _ordering(opts, table) and (opts.get(RECORD_KEY) or table is not None):
+        opts.setdefault(COMBINE_BEFORE_INSERT, "true")  # Hudi's SQL default for keyed tables
+    opts[OPERATION] = operation
+    return ResolvedWrite(operation, opts)
+
+
+def _overwrite_operation(opts: Mapping[str, str], sql: SqlCommand, configured: str | None) -> str:
+    """INSERT OVERWRITE: an overwrite operation the options name, else by the overwrite mode
+    (a non-overwrite operation in the options does not turn INSERT OVERWRITE into an append)."""
+    if configured in ("insert_overwrite", "insert_overwrite_table"):
+        return configured
+    raw_mode = opts.get(OVERWRITE_MODE) or sql.overwrite_mode
+    mode = raw_mode.strip().upper()
+    if mode not in ("STATIC", "DYNAMIC"):
+        key = OVERWRITE_MODE if opts.get(OVERWRITE_MODE) else "spark.sql.sources.partitionOverwriteMode"
+        raise InvalidOptionError(f"{key} must be STATIC or DYNAMIC, got {raw_mode!r}")
+    static_values = [v for v in sql.partition_spec.values() if v is not None]
+    if not sql.partition_columns or (mode == "STATIC" and not static_values):
+        return "insert_overwrite_table"
+    return "insert_overwrite"
+
+
+def _static_partitions(sql: SqlCommand, table: TableState, opts: Mapping[str, str]) -> list[str] | None:
+    """The existing partitions a static INSERT OVERWRITE replaces: those whose values equal the
+    PARTITION (...) values (None in dynamic mode, where the partitions written are replaced)."""
+    from hudi_md.table.partitions import PartitionScheme, coerce
+
+    mode = (opts.get(OVERWRITE_MODE) or sql.overwrite_mode).strip().upper()
+    static = {k: v for k, v in sql.partition_spec.items() if v is not None}
+    if mode != "STATIC" or not static:
+        return None
+    schema = table.schema
+    scheme = PartitionScheme(table.config)
+    wanted: dict[str, Any] = {}
+    for name, raw in static.items():
+        idx = schema.get_field_index(name)
+        if idx < 0:
+            raise InvalidOptionError(f"PARTITION ({name} = ...): {name} is not a column of {table.uri}")
+        try:
+            wanted[name] = coerce(raw, schema.field(idx).type)
+        except ValueError as e:
+            raise InvalidOptionError(f"PARTITION ({name} = {raw!r}): not a {schema.field(idx).type}") from e
+    matched = []
+    for path in table.partitions():
+        values = scheme.typed_values(path, schema)
+        if values is None:
+            raise InvalidOptionError(
+                f"{table.uri}: partition path {path!r} does not carry the values of "
+                f"{', '.join(static)}, so a static INSERT OVERWRITE cannot tell whether it replaces it"
+            )
+        if all(values.get(k) == v for k, v in wanted.items()):
+            matched.append(path)
+    return sorted(matched)
+
+
+def _operation(opts: Mapping[str, str], key: str) -> str | None:
+    raw = (opts.get(key) or "").strip()
+    if not raw:
+        return None
+    op = raw.lower()
+    if op not in OPERATIONS:
+        raise InvalidOptionError(f"{key} must be one of {', '.join(OPERATIONS)}, got {raw!r}")
+    return op
+
+
+def _ordering(opts: Mapping[str, str], table: TableState | None) -> bool:
+    given = opts.get(PRECOMBINE) or opts.get(ORDERING) or opts.get("hoodie.datasource.write.ordering.fields")
+    return bool((given or "").strip()) or bool(table is not None and table.config.ordering_fields)
+
+
+def _str_map(value: object) -> dict[str, str]:
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidOptionError(f"expected a JSON object of options, got {type(value).__name__}")
+    return {str(k): str(v) for k, v in value.items() if v is not None}
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else str(value)

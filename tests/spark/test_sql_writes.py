@@ -1,0 +1,279 @@
+"""SQL writes on ``hudi-md`` tables: ``CREATE TABLE ... USING hudi-md`` (Apache Hudi's table made at
+once), ``INSERT INTO``, ``INSERT OVERWRITE`` (static and dynamic partitions, the whole table) and
+``DELETE FROM``, planned by the shim's session extension into ``hudi_md.write``'s Spark writer;
+CTAS and ``saveAsTable``; ``UPDATE`` / ``MERGE INTO`` refused.
+
+Seeded sequences over COW and MOR tables, partitioned and not, equal an in-memory model after
+every statement (hudi-md's reader; the commit's operation is the one Hudi's SQL picks), and at the
+end through ``SELECT`` on the table, hudi-md by listing, hudi-rs and the MDT validator.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import hudi_md
+from hudi_md.metadata.validate import validate_metadata_table
+from table_model import CITIES, Model, assert_readers, pending_instants, read_hudi_md, rows
+
+# statement kinds (each seed runs four, covering all of them together) and their commit's operation
+KINDS = {
+    "insert_select": "UPSERT",  # the table has a precombine field: Hudi's SQL upserts
+    "insert_values": "UPSERT",
+    "overwrite_static_partition": "INSERT_OVERWRITE",
+    "overwrite_dynamic": "INSERT_OVERWRITE",
+    "overwrite_table": "INSERT_OVERWRITE_TABLE",
+    "delete": "DELETE",
+}
+CASES = [
+    pytest.param(
+        1,
+        "cow",
+        True,
+        ["insert_values", "overwrite_static_partition", "delete", "overwrite_dynamic"],
+        id="s1-cow",
+    ),
+    pytest.param(
+        2,
+        "mor",
+        True,
+        ["overwrite_dynamic", "insert_select", "overwrite_static_partition", "delete"],
+        id="s2-mor",
+    ),
+    pytest.param(
+        3, "mor", False, ["insert_select", "delete", "overwrite_table", "insert_values"], id="s3-mor-nopart"
+    ),
+]
+
+
+@pytest.fixture
+def sql(hudi_spark):
+    """``sql(statement)``; tables the test created are dropped after it."""
+    created: list[str] = []
+
+    def run(statement: str) -> Any:
+        words = statement.split()
+        if words[:2] == ["CREATE", "TABLE"]:
+            created.append(words[2])
+        return hudi_spark.sql(statement)
+
+    yield run
+    hudi_spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    for name in created:
+        hudi_spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def view(spark: Any, name: str, data: pa.Table) -> str:
+    cols = data.select(["id", "ts", "fare", "city"]).to_pylist()
+    spark.createDataFrame(cols, "id string, ts long, fare double, city string").createOrReplaceTempView(name)
+    return name
+
+
+def values(data: pa.Table) -> str:
+    return ", ".join(f"('{r['id']}', {r['ts']}, {r['fare']}, '{r['city']}')" for r in data.to_pylist())
+
+
+def last_operation(path: str) -> str:
+    timeline = hudi_md.open_table(path).timeline
+    return timeline.metadata(timeline.write_timeline().last())["operationType"]
+
+
+@pytest.mark.parametrize(("seed", "kind", "partitioned", "statements"), CASES)
+def test_sql_sequences_equal_the_model(
+    hudi_spark, sql, tmp_path: Path, seed: int, kind: str, partitioned: bool, statements: list[str]
+) -> None:
+    rng = random.Random(seed)
+    path = str(tmp_path / "t")
+    name = f"sqlw{seed}"
+    sql(
+        f"CREATE TABLE {name} (id string, ts long, fare double, city string) USING "
+        f"{'`hudi-md`' if seed % 2 else 'hudi_md'} {'PARTITIONED BY (city)' if partitioned else ''} "
+        f"TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{kind}') LOCATION '{path}'"
+    )
+    table = hudi_md.open_table(path)
+    assert (table.table_type, table.config.record_key_fields, table.partition_fields) == (
+        "COPY_ON_WRITE" if kind == "cow" else "MERGE_ON_READ",
+        ["id"],
+        ["city"] if partitioned else [],
+    )
+    assert table.config.hive_style_partitioning == partitioned and table.config.table_name == name
+    model = Model(["city"] if partitioned else [])
+    first = rows(range(24), 1, seed=seed)
+    sql(f"INSERT INTO {name} SELECT id, ts, fare, city FROM {view(hudi_spark, 'src', first)}")
+    model.upsert(first)
+    assert read_hudi_md(path) == model.expected()
+    next_id = 24
+    for step, what in enumerate(statements, start=2):
+        existing = sorted(int(r["id"][3:]) for r in model.rows.values())
+        fresh = list(range(next_id, next_id + rng.randint(4, 10)))
+        next_id += 20
+        changed = rng.sample(existing, min(len(existing), rng.randint(2, 6)))
+        data = rows(sorted(set(changed + fresh)), step, seed=seed * 10 + step)
+        src = view(hudi_spark, f"src{step}", data)
+        if what == "insert_select":
+            sql(f"INSERT INTO {name} SELECT id, ts, fare, city FROM {src}")
+            model.upsert(data)
+        elif what == "insert_values":
+            sql(f"INSERT INTO {name} (id, ts, fare, city) VALUES {values(data)}")
+            model.upsert(data)
+        elif what == "overwrite_static_partition":
+            city = rng.choice(CITIES)
+            sql(
+                f"INSERT OVERWRITE {name} PARTITION (city = '{city}') "
+                f"SELECT id, ts, fare FROM {src} WHERE city = '{city}'"
+            )
+            model.rows = {k: r for k, r in model.rows.items() if k[0] != city}
+            model.insert([r for r in data.to_pylist() if r["city"] == city])
+        elif what == "overwrite_dynamic":
+            hudi_spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+            sql(f"INSERT OVERWRITE {name} SELECT id, ts, fare, city FROM {src}")
+            hudi_spark.conf.set("spark.sql.sources.partitionOverwriteMode", "static")
+            model.overwrite(data, whole_table=False)
+        elif what == "overwrite_table":
+            sql(f"INSERT OVERWRITE TABLE {name} SELECT id, ts, fare, city FROM {src}")
+            model.overwrite(data, whole_table=True)
+        else:
+            gone = ", ".join(f"'id-{i:04d}'" for i in changed)
+            sql(f"DELETE FROM {name} WHERE id IN ({gone})")
+            model.delete([r for r in data.to_pylist() if int(r["id"][3:]) in changed])
+        assert read_hudi_md(path) == model.expected(), f"step {step}: {what}"
+        assert last_operation(path) == KINDS[what], f"step {step}: {what}"
+    got = hudi_spark.table(name).select("id", "ts", "fare").collect()
+    assert sorted((r.id, r.ts, r.fare) for r in got) == model.expected()
+    table, _ = assert_readers(path, model.expected())
+    assert validate_metadata_table(table) == []
+    assert pending_instants(path) == []
+
+
+def test_inserts_into_a_table_over_hudi_md_data(hudi_spark, sql, tmp_path: Path) -> None:
+    """A catalog table over a table hudi_md.write wrote reads Hudi's meta columns first; inserts
+    need not give them (VALUES, a column list, BY NAME), or give them from another Hudi table (the
+    writer ignores their values); an insert into a view of ``spark.read.format("hudi-md")`` writes
+    the table too; a static INSERT OVERWRITE of a partition with no rows empties it."""
+    path, other = str(tmp_path / "t"), str(tmp_path / "other")
+    opts = {
+        "hoodie.table.name": "over",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+    }
+    model = Model(["city"])
+    for p, ids in ((path, range(6)), (other, range(100, 103))):
+        hudi_md.write(
+            rows(ids, 1, seed=1), p, operation="insert", options={**opts, "hoodie.table.name": Path(p).name}
+        )
+    model.insert(rows(range(6), 1, seed=1))
+    sql(f"CREATE TABLE over_t USING `hudi-md` LOCATION '{path}'")
+    sql(f"CREATE TABLE over_o USING hudi_md LOCATION '{other}'")
+    assert hudi_spark.table("over_t").columns[:2] == ["_hoodie_commit_time", "_hoodie_commit_seqno"]
+    a, b, c = rows([10], 2, seed=2), rows([11], 2, seed=3), rows([0, 12], 2, seed=4)
+    sql(f"INSERT INTO over_t VALUES ('id-0010', 2, {a['fare'][0]}, '{a['city'][0]}')")
+    sql(f"INSERT INTO over_t (city, fare, ts, id) VALUES ('{b['city'][0]}', {b['fare'][0]}, 2, 'id-0011')")
+    view(hudi_spark, "by_name_src", c)
+    sql("INSERT INTO over_t BY NAME SELECT fare, id, city, ts FROM by_name_src")
+    sql("INSERT INTO over_t SELECT * FROM over_o")
+    for data in (a, b, c, rows(range(100, 103), 1, seed=1)):
+        model.upsert(data)
+    assert read_hudi_md(path) == model.expected()
+    hudi_spark.read.format("hudi-md").load(path).createOrReplaceTempView("over_view")
+    d = rows([13], 3, seed=5)
+    sql(f"INSERT INTO over_view SELECT id, ts, fare, city FROM {view(hudi_spark, 'd', d)}")
+    model.upsert(d)
+    assert read_hudi_md(path) == model.expected()
+    sql("INSERT OVERWRITE over_t PARTITION (city = 'nyc') SELECT id, ts, fare FROM d WHERE false")
+    model.rows = {k: r for k, r in model.rows.items() if k[0] != "nyc"}
+    assert read_hudi_md(path) == model.expected()
+    assert sorted(r.id for r in hudi_spark.table("over_t").collect()) == sorted(k[1] for k in model.rows)
+    table, _ = assert_readers(path, model.expected())
+    assert validate_metadata_table(table) == []
+
+
+def test_ctas_and_save_as_table(hudi_spark, sql, tmp_path: Path) -> None:
+    """CTAS takes TBLPROPERTIES, PARTITIONED BY and the table's name into the new Hudi table;
+    ``saveAsTable`` appends (upserts) to it; the catalog reads what was written."""
+    data = rows(range(9), 1, seed=1)
+    view(hudi_spark, "ctas_src", data)
+    location = tmp_path / "ctas"
+    sql(
+        "CREATE TABLE ctas_t USING hudi_md PARTITIONED BY (city) "
+        "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor') "
+        f"LOCATION '{location}' AS SELECT id, ts, fare, city FROM ctas_src"
+    )
+    table = hudi_md.open_table(str(location))
+    assert (
+        table.table_type,
+        table.config.record_key_fields,
+        table.partition_fields,
+        table.config.table_name,
+    ) == (
+        "MERGE_ON_READ",
+        ["id"],
+        ["city"],
+        "ctas_t",
+    )
+    assert table.config.ordering_fields == ["ts"] and table.config.hive_style_partitioning
+    model = Model(["city"])
+    model.upsert(data)
+    more = rows(range(5, 12), 2, seed=2)
+    cols = more.select(["id", "ts", "fare", "city"]).to_pylist()
+    hudi_spark.createDataFrame(cols, "id string, ts long, fare double, city string").write.format(
+        "hudi_md"
+    ).mode("append").partitionBy("city").saveAsTable("ctas_t")  # Spark wants the table's partitioning
+    model.upsert(more)
+    assert read_hudi_md(str(location)) == model.expected()
+    got = hudi_spark.table("ctas_t").select("id", "ts", "fare").collect()
+    assert sorted((r.id, r.ts, r.fare) for r in got) == model.expected()
+    # overwrite: the table's rows replaced (insert_overwrite_table), its timeline kept
+    last = rows(range(30, 33), 3, seed=3)
+    cols = last.select(["id", "ts", "fare", "city"]).to_pylist()
+    hudi_spark.createDataFrame(cols, "id string, ts long, fare double, city string").write.format(
+        "hudi_md"
+    ).mode("overwrite").option("path", str(location)).partitionBy("city").saveAsTable("ctas_t")
+    model.overwrite(last, whole_table=True)
+    assert read_hudi_md(str(location)) == model.expected()
+    assert last_operation(str(location)) == "INSERT_OVERWRITE_TABLE"
+    got = hudi_spark.table("ctas_t").select("id", "ts", "fare").collect()
+    assert sorted((r.id, r.ts, r.fare) for r in got) == model.expected()
+
+
+def test_sql_errors_write_nothing(hudi_spark, sql, tmp_path: Path) -> None:
+    """A new table without a record key, TBLPROPERTIES naming another record key than the table's,
+    UPDATE and MERGE INTO: refused with the option or the supported writes named, nothing
+    written."""
+    from pyspark.errors import AnalysisException, IllegalArgumentException
+
+    fresh = tmp_path / "fresh"
+    with pytest.raises(IllegalArgumentException, match=r"recordkey\.field"):
+        sql(f"CREATE TABLE err_new (id string, ts long) USING hudi_md LOCATION '{fresh}'")
+    assert not (fresh / ".hoodie" / "hoodie.properties").exists()
+    path = tmp_path / "t"
+    sql(
+        "CREATE TABLE err_t (id string, ts long, fare double, city string) USING hudi_md "
+        f"PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{path}'"
+    )
+    sql("INSERT INTO err_t VALUES ('a', 1, 1.0, 'sf')")
+    sql(
+        "CREATE TABLE err_other (id string, ts long, fare double, city string) USING hudi_md "
+        f"PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'fare') LOCATION '{path}'"
+    )
+    before = sorted(p.relative_to(path).as_posix() for p in path.rglob("*"))
+    with pytest.raises(IllegalArgumentException, match=r"recordkey\.field=fare \(the table has id\)"):
+        sql("INSERT INTO err_other VALUES ('b', 1, 1.0, 'sf')")
+    for statement, what in [
+        ("UPDATE err_t SET fare = 0 WHERE id = 'a'", "UPDATE"),
+        (
+            "MERGE INTO err_t USING (SELECT 'a' AS id) s ON err_t.id = s.id WHEN MATCHED THEN DELETE",
+            "MERGE INTO",
+        ),
+    ]:
+        with pytest.raises(AnalysisException) as e:
+            sql(statement)
+        assert f"hudi-md does not support {what}" in str(e.value) and "INSERT INTO" in str(e.value)
+    assert sorted(p.relative_to(path).as_posix() for p in path.rglob("*")) == before
+    assert pending_instants(str(path)) == []
