@@ -1,0 +1,78 @@
+"""The Thrift endpoint: Hive's ``ThriftHiveMetastore`` service (the generated processor from
+hmsclient) over plain sockets with the binary protocol, as Hive 2's client speaks it by default
+(no SASL, no framing), one thread per connection.
+
+thrift's own ``TThreadedServer`` cannot be stopped (a closed socket makes its accept loop spin),
+so the accept loop is this module's.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
+from sqlalchemy.engine import Engine
+from thrift.protocol import TBinaryProtocol
+from thrift.transport import TSocket, TTransport
+
+from hudi_md.metastore_server.hms.handler import HmsHandler
+
+log = logging.getLogger(__name__)
+
+
+class HmsServer:
+    """The Hive metastore API on ``host:port`` (port 0: a free one, then :attr:`port`)."""
+
+    def __init__(self, engine: Engine, host: str = "127.0.0.1", port: int = 9083) -> None:
+        self.processor = ThriftHiveMetastore.Processor(HmsHandler(engine))
+        self.socket = TSocket.TServerSocket(host=host, port=port)
+        self.host = host
+        self.port = port
+        self.transports = TTransport.TBufferedTransportFactory()
+        self.protocols = TBinaryProtocol.TBinaryProtocolAcceleratedFactory()
+        self.stopped = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> HmsServer:
+        self.socket.listen()
+        self.port = self.socket.handle.getsockname()[1]
+        self.thread = threading.Thread(target=self._accept, name="hms-accept", daemon=True)
+        self.thread.start()
+        log.info("Hive metastore API on thrift://%s:%d", self.host, self.port)
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.socket.close()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                client = self.socket.accept()
+            except Exception:
+                if self.stopped.is_set():
+                    return
+                log.exception("Hive metastore API: accept failed")
+                self.stopped.wait(0.1)
+                continue
+            if client is not None:
+                threading.Thread(target=self._serve, args=(client,), name="hms-conn", daemon=True).start()
+
+    def _serve(self, client: TTransport.TTransportBase) -> None:
+        itrans = self.transports.getTransport(client)
+        otrans = self.transports.getTransport(client)
+        iprot = self.protocols.getProtocol(itrans)
+        oprot = self.protocols.getProtocol(otrans)
+        try:
+            while not self.stopped.is_set():
+                self.processor.process(iprot, oprot)
+        except TTransport.TTransportException:
+            pass  # the client closed the connection
+        except Exception:
+            log.exception("Hive metastore API: a connection failed")
+        finally:
+            itrans.close()
+            otrans.close()
