@@ -43,6 +43,12 @@ def metastore() -> None:
     type=int,
     help="also serve the Hive metastore API (Thrift) on this port, e.g. 9083 (needs the hms extra)",
 )
+@click.option(
+    "--advertised-url",
+    default=None,
+    help="this server's HTTP URL as Spark should reach it, put in the tables the Hive metastore API "
+    "returns as hoodie.metaserver.uris (default: http://<host>:<port>, the host name for 0.0.0.0)",
+)
 @click.option("--log-level", default="info", show_default=True)
 def serve(
     db_url: str | None,
@@ -53,6 +59,7 @@ def serve(
     allowed_schemes: str,
     sync_interval: float,
     thrift_port: int | None,
+    advertised_url: str | None,
     log_level: str,
 ) -> None:
     """Serve the metastore over HTTP (migrating the database to the current schema first), and
@@ -85,7 +92,8 @@ def serve(
             raise click.ClickException(
                 f"--thrift-port needs the hms extra (pip install 'hudi-md[hms]'): {e}"
             ) from e
-        hms = HmsServer(app.state.engine, host, thrift_port).start()
+        url = advertised_url or f"http://{_reachable(host)}:{port}"
+        hms = HmsServer(app.state.engine, host, thrift_port, url).start()
         click.echo(f"hudi-md metastore: Hive metastore API on thrift://{host}:{hms.port}", err=True)
     click.echo(f"hudi-md metastore on http://{host}:{port} ({_safe(settings.db_url)})", err=True)
     try:
@@ -112,6 +120,13 @@ def token_create(db_url: str | None, name: str) -> None:
     migrate(engine)
     click.echo(create_token(engine, name))
     engine.dispose()
+
+
+def _reachable(host: str) -> str:
+    """``host`` as clients reach it: the machine's name for a wildcard address."""
+    import socket
+
+    return socket.getfqdn() if host in ("0.0.0.0", "::", "") else host
 
 
 def _safe(url: str) -> str:

@@ -85,8 +85,10 @@ def _limit(items: list[T], max_parts: int | None) -> list[T]:
 class HmsHandler:
     """The handler the generated ``ThriftHiveMetastore.Processor`` calls."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, metastore_url: str | None = None) -> None:
         self.engine = engine
+        # This metastore's HTTP API, given to Spark as the tables' hoodie.metaserver.uris.
+        self.metastore_url = metastore_url
 
     # --- plumbing ---------------------------------------------------------------------------------
 
@@ -175,15 +177,15 @@ class HmsHandler:
     def _table(self, db: str, name: str) -> H.Table:
         with self._read() as conn:
             row = find_table(conn, db, name)
-            return HT.hive_table(row, catalog.table_params(conn, row.tbl_id))
+            return HT.hive_table(row, catalog.table_params(conn, row.tbl_id), self.metastore_url)
 
     def _table_names(self, db: str) -> list[str]:
         with self._read() as conn:
             try:
                 return [t.name for t in catalog.list_tables(conn, db)]
-            except ApiError:
-                if db == DEFAULT_DB:
-                    return []
+            except ApiError as e:
+                if e.status == 404:
+                    return []  # as Hive: no tables match in a database it does not have
                 raise
 
     def get_table(self, dbname: str, tbl_name: str) -> H.Table:
@@ -260,7 +262,7 @@ class HmsHandler:
         def answer(conn: Connection, row: TableRow) -> list[H.Partition]:
             if not row.partition_fields:
                 return []  # Hive: an unpartitioned table has no partitions
-            hive = HT.hive_table(row, catalog.table_params(conn, row.tbl_id))
+            hive = HT.hive_table(row, catalog.table_params(conn, row.tbl_id), self.metastore_url)
             found = partitions.prune(conn, row, P.PartitionQuery(filter=flt))
             return [HT.hive_partition(row, hive, p) for p in _limit(found, max_parts)]
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
-from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
+from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore, ttypes
 from sqlalchemy.engine import Engine
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
@@ -21,11 +22,38 @@ from hudi_md.metastore_server.hms.handler import HmsHandler
 log = logging.getLogger(__name__)
 
 
+class _Calls:
+    """The handler as the processor calls it: each call's name logged (``--log-level debug``
+    shows which calls a client makes), and a NoSuchObjectException the call does not declare
+    answered as a MetaException (the processor would turn it into an anonymous internal error)."""
+
+    def __init__(self, handler: HmsHandler) -> None:
+        self.handler = handler
+
+    def __getattr__(self, call: str) -> Any:
+        log.debug("Hive metastore call: %s", call)
+        fn = getattr(self.handler, call)
+        result = getattr(ThriftHiveMetastore, f"{call}_result", None)
+        declared = {s[3][0] for s in getattr(result, "thrift_spec", None) or () if s and s[2] != "success"}
+        if ttypes.NoSuchObjectException in declared or ttypes.MetaException not in declared:
+            return fn
+
+        def call_with_meta(*args: Any) -> Any:
+            try:
+                return fn(*args)
+            except ttypes.NoSuchObjectException as e:
+                raise ttypes.MetaException(message=e.message) from None
+
+        return call_with_meta
+
+
 class HmsServer:
     """The Hive metastore API on ``host:port`` (port 0: a free one, then :attr:`port`)."""
 
-    def __init__(self, engine: Engine, host: str = "127.0.0.1", port: int = 9083) -> None:
-        self.processor = ThriftHiveMetastore.Processor(HmsHandler(engine))
+    def __init__(
+        self, engine: Engine, host: str = "127.0.0.1", port: int = 9083, metastore_url: str | None = None
+    ) -> None:
+        self.processor = ThriftHiveMetastore.Processor(_Calls(HmsHandler(engine, metastore_url)))
         self.socket = TSocket.TServerSocket(host=host, port=port)
         self.host = host
         self.port = port

@@ -17,6 +17,7 @@ the table's own schema, rather than trusting a guess.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from hmsclient.genthrift.hive_metastore import ttypes as H
 
 from hudi_md.metastore import protocol as P
+from hudi_md.metastore.options import METASERVER_ENABLED, METASERVER_URIS
 from hudi_md.metastore_server.catalog import TableRow, is_numeric_type, table_config
 
 PROVIDER = "hudi-md"
@@ -178,7 +180,12 @@ def _partition_columns(table: TableRow) -> list[tuple[dict[str, Any], str]]:
 
 def spark_properties(table: TableRow, params: Mapping[str, str]) -> dict[str, str]:
     """The table properties Spark restores a data-source table from."""
-    props = {"spark.sql.sources.provider": PROVIDER, "spark.sql.create.version": "3.5.0"}
+    props = {
+        "spark.sql.sources.provider": PROVIDER,
+        "spark.sql.create.version": "3.5.0",
+        # Partitions are this metastore's (SHOW PARTITIONS asks it, not the file system).
+        "spark.sql.partitionProvider": "catalog",
+    }
     columns, known = _columns(table, params)
     part_columns = _partition_columns(table)
     if known:
@@ -193,7 +200,14 @@ def spark_properties(table: TableRow, params: Mapping[str, str]) -> dict[str, st
     return props
 
 
-def _storage(table: TableRow, columns: list[H.FieldSchema], location: str) -> H.StorageDescriptor:
+def _storage(
+    table: TableRow, columns: list[H.FieldSchema], location: str, metastore_url: str | None
+) -> H.StorageDescriptor:
+    serde_params = {"path": table.location, "serialization.format": "1"}
+    if metastore_url:
+        # Spark passes SerDe parameters to the data source as options: plans then prune
+        # partitions on this metastore (its HTTP API), not by listing storage.
+        serde_params.update({METASERVER_ENABLED: "true", METASERVER_URIS: metastore_url})
     return H.StorageDescriptor(
         cols=columns,
         location=location,
@@ -204,7 +218,7 @@ def _storage(table: TableRow, columns: list[H.FieldSchema], location: str) -> H.
         serdeInfo=H.SerDeInfo(
             name=None,
             serializationLib=SERDE,
-            parameters={"path": table.location, "serialization.format": "1"},
+            parameters=serde_params,
         ),
         bucketCols=[],
         sortCols=[],
@@ -218,7 +232,9 @@ def _epoch(table: TableRow) -> int:
     return int(table.created.timestamp())
 
 
-def hive_table(table: TableRow, params: Mapping[str, str]) -> H.Table:
+def hive_table(table: TableRow, params: Mapping[str, str], metastore_url: str | None = None) -> H.Table:
+    """``table`` as Hive's object; ``metastore_url`` (this metastore's HTTP API) becomes the data
+    source's ``hoodie.metaserver.*`` options."""
     columns, _ = _columns(table, params)
     properties = {k: v for k, v in params.items() if not k.startswith("spark.sql.")}
     properties.update(spark_properties(table, params))
@@ -231,7 +247,10 @@ def hive_table(table: TableRow, params: Mapping[str, str]) -> H.Table:
         lastAccessTime=0,
         retention=0,
         sd=_storage(
-            table, [H.FieldSchema(name=f["name"], type=h, comment=None) for f, h in columns], table.location
+            table,
+            [H.FieldSchema(name=f["name"], type=h, comment=None) for f, h in columns],
+            table.location,
+            metastore_url,
         ),
         partitionKeys=[
             H.FieldSchema(name=f["name"], type=h, comment=None) for f, h in _partition_columns(table)
@@ -285,6 +304,12 @@ def partition_name(table: TableRow, part: P.Partition) -> str:
     )
 
 
+def _partition_storage(hive: H.Table, location: str) -> H.StorageDescriptor:
+    sd = copy.copy(hive.sd)
+    sd.location = location
+    return sd
+
+
 def hive_partition(table: TableRow, hive: H.Table, part: P.Partition) -> H.Partition:
     location = table.location.rstrip("/") + ("/" + part.path if part.path else "")
     return H.Partition(
@@ -293,7 +318,7 @@ def hive_partition(table: TableRow, hive: H.Table, part: P.Partition) -> H.Parti
         tableName=table.name,
         createTime=_epoch(table),
         lastAccessTime=0,
-        sd=_storage(table, hive.sd.cols, location),
+        sd=_partition_storage(hive, location),
         parameters={
             "hudi_md.created_instant": part.created_instant,
             "hudi_md.updated_instant": part.updated_instant,
