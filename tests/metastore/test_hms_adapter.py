@@ -16,6 +16,7 @@ from hmsclient import hmsclient
 from hmsclient.genthrift.hive_metastore import ttypes as H
 from server_helpers import commit_meta, make_api
 from thrift.Thrift import TApplicationException
+from thrift.transport.TTransport import TTransportException
 
 from hudi_md.metastore_server.hms.server import HmsServer
 
@@ -42,7 +43,7 @@ def _path(city: str, day: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def hms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[hmsclient.HMSClient]:
+def hms_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HmsServer]:
     """One SQLite metastore for the module (every test only reads, or is refused a write)."""
     db = tmp_path_factory.mktemp("hms") / "metastore.db"
     apis = make_api(f"sqlite:///{db}")
@@ -60,11 +61,16 @@ def hms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[hmsclient.HMSClien
     api.ok(api.commit(route, ts, meta))
     server = HmsServer(api.engine, port=0, metastore_url=URL).start()
     try:
-        with hmsclient.HMSClient(host="127.0.0.1", port=server.port) as client:
-            yield client
+        yield server
     finally:
         server.stop()
         apis.close()
+
+
+@pytest.fixture(scope="module")
+def hms(hms_server: HmsServer) -> Iterator[hmsclient.HMSClient]:
+    with hmsclient.HMSClient(host="127.0.0.1", port=hms_server.port) as client:
+        yield client
 
 
 def test_databases(hms: hmsclient.HMSClient) -> None:
@@ -204,6 +210,7 @@ def test_partitions_by_filter(
         ("city = 'sf' 'x'", "adjacent string literals"),
         ("(city = 'sf'", "expected )"),
         ("city = 'sf' and", "expected a partition column name"),
+        ("(" * 200 + "city = 'sf'" + ")" * 200, "nest at most 100 deep"),
     ],
 )
 def test_partition_filters_refused(hms: hmsclient.HMSClient, hive_filter: str, message: str) -> None:
@@ -269,6 +276,14 @@ def test_writes_are_refused(hms: hmsclient.HMSClient, call: Callable[[Any, H.Tab
     assert "managed by hudi-md" in e.value.message
     assert hms.get_table("lake", "trips") == table
     assert len(hms.get_partitions("lake", "trips", -1)) == len(PARTITIONS)
+
+
+def test_oversized_requests_are_refused(hms_server: HmsServer) -> None:
+    client = hmsclient.HMSClient(host="127.0.0.1", port=hms_server.port)
+    with client, pytest.raises(TTransportException):
+        client.get_table_objects_by_name("lake", ["t"] * 200_000)  # the connection is dropped
+    with hmsclient.HMSClient(host="127.0.0.1", port=hms_server.port) as client:
+        assert client.get_table("lake", "trips").tableName == "trips"  # the server still answers
 
 
 def test_thrift_port_needs_anonymous_reads(tmp_path: Any) -> None:

@@ -93,7 +93,7 @@ def serve(
                 f"--thrift-port needs the hms extra (pip install 'hudi-md[hms]'): {e}"
             ) from e
         url = advertised_url or f"http://{_reachable(host)}:{port}"
-        hms = HmsServer(app.state.engine, host, thrift_port, url).start()
+        hms = HmsServer(app.state.engine, host, thrift_port, url, settings.max_body_bytes).start()
         click.echo(f"hudi-md metastore: Hive metastore API on thrift://{host}:{hms.port}", err=True)
     click.echo(f"hudi-md metastore on http://{host}:{port} ({_safe(settings.db_url)})", err=True)
     try:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from hudi_md.metastore import protocol as P
 
 MAX_FILTER_CHARS = 100_000
+MAX_NESTING = 100
 
 _TOKEN = re.compile(
     r"""\s*(?:
@@ -77,6 +78,7 @@ class _Parser:
         self.text = text
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0
 
     def peek(self, ahead: int = 0) -> _Tok:
         return self.toks[min(self.i + ahead, len(self.toks) - 1)]
@@ -131,8 +133,12 @@ class _Parser:
                 self.take()
                 return self.membership(key)
             self.take()
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise self.fail(f"parentheses nest at most {MAX_NESTING} deep")
             f = self.disjunction()
             self.expect("punct", ")")
+            self.depth -= 1
             return f
         if tok.kind in ("str", "int"):
             value = self.literal()

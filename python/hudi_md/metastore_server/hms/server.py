@@ -15,11 +15,15 @@ from typing import Any
 from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore, ttypes
 from sqlalchemy.engine import Engine
 from thrift.protocol import TBinaryProtocol
+from thrift.protocol.TProtocol import TProtocolException
 from thrift.transport import TSocket, TTransport
 
 from hudi_md.metastore_server.hms.handler import HmsHandler
 
 log = logging.getLogger(__name__)
+
+# Items in one list or map of a request (table names, partition names, values...).
+MAX_LIST_ITEMS = 100_000
 
 
 class _Calls:
@@ -51,14 +55,22 @@ class HmsServer:
     """The Hive metastore API on ``host:port`` (port 0: a free one, then :attr:`port`)."""
 
     def __init__(
-        self, engine: Engine, host: str = "127.0.0.1", port: int = 9083, metastore_url: str | None = None
+        self,
+        engine: Engine,
+        host: str = "127.0.0.1",
+        port: int = 9083,
+        metastore_url: str | None = None,
+        max_message_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         self.processor = ThriftHiveMetastore.Processor(_Calls(HmsHandler(engine, metastore_url)))
         self.socket = TSocket.TServerSocket(host=host, port=port)
         self.host = host
         self.port = port
         self.transports = TTransport.TBufferedTransportFactory()
-        self.protocols = TBinaryProtocol.TBinaryProtocolAcceleratedFactory()
+        # A string or list length read off the wire is checked before anything is allocated.
+        self.protocols = TBinaryProtocol.TBinaryProtocolAcceleratedFactory(
+            string_length_limit=max_message_bytes, container_length_limit=MAX_LIST_ITEMS
+        )
         self.stopped = threading.Event()
         self.thread: threading.Thread | None = None
 
@@ -99,6 +111,9 @@ class HmsServer:
                 self.processor.process(iprot, oprot)
         except TTransport.TTransportException:
             pass  # the client closed the connection
+        except (OverflowError, TProtocolException) as e:
+            # past the limits: the rest of the request is unread, so the connection is dropped
+            log.warning("Hive metastore API: request refused, connection closed: %s", e)
         except Exception:
             log.exception("Hive metastore API: a connection failed")
         finally:
