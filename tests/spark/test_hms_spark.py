@@ -16,6 +16,8 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from datetime import date, datetime, timezone
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ from pyspark.sql import SparkSession
 from hudi_md.spark.session import configure, last_plan_counters
 
 conf = json.loads(sys.argv[1])
+paths = json.loads(sys.argv[2])
 builder = SparkSession.builder.master("local[1]")
 for k, v in conf.items():
     builder = builder.config(k, v)
@@ -57,6 +60,17 @@ for name in ("trips", "trips_mor"):
     out[name] = rows(spark.table(f"lake.{name}"))
     out[name + "_sf"] = rows(spark.table(f"lake.{name}").where("city = 'sf'"))
     out[name + "_sf_counters"] = last_plan_counters(spark)
+# the catalog's schema (from the registered Avro schema) reads as the data source's own
+for name in ("trips", "trips_mor"):
+    by_name = spark.table(f"lake.{name}")
+    by_path = spark.read.format("hudi-md").load(paths[name])
+    out[name + "_schemas"] = [
+        sorted([f.name, f.dataType.simpleString()] for f in df.schema.fields) for df in (by_name, by_path)
+    ]
+    typed = "id, cast(fare as string) f, cast(at as string) a, cast(day as string) d, tags, n"
+    out[name + "_typed"] = [
+        sorted(map(list, df.selectExpr(*typed.split(", ")).collect())) for df in (by_name, by_path)
+    ]
 out["sql_in"] = spark.sql("SELECT count(*) AS n FROM lake.trips WHERE city IN ('la', 'nyc')").first().n
 out["sql_in_counters"] = last_plan_counters(spark)
 out["partitions"] = [r.partition for r in spark.sql("SHOW PARTITIONS lake.trips").collect()]
@@ -81,6 +95,14 @@ def _rows(ids: range, ts: int) -> pa.Table:
             "city": [CITIES[i % 3] for i in ids],
             "ts": [ts] * len(ids),
             "v": [i * 3 + ts for i in ids],
+            # types whose Spark type the adapter derives from the Avro schema
+            "fare": pa.array([Decimal(i) / 4 for i in ids], pa.decimal128(10, 2)),
+            "at": pa.array(
+                [datetime(2024, 1, 1, i % 24, tzinfo=timezone.utc) for i in ids], pa.timestamp("us", "UTC")
+            ),
+            "day": pa.array([date(2024, 1, 1 + i % 28) for i in ids], pa.date32()),
+            "tags": [[f"t{i}"] * (i % 3) for i in ids],
+            "n": pa.array(list(ids), pa.int32()),
         }
     )
 
@@ -100,6 +122,7 @@ def run(shim_jar: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
     ).wait_ready()
     try:
         expected: dict[str, Any] = {}
+        paths = {name: str(root / name) for name in TABLES}
         for name, table_type in TABLES.items():
             path = root / name
             opts = {
@@ -128,7 +151,7 @@ def run(shim_jar: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
             "spark.driver.memory": "1g",
         }
         proc = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(SPARK_SCRIPT), json.dumps(conf)],
+            [sys.executable, "-c", textwrap.dedent(SPARK_SCRIPT), json.dumps(conf), json.dumps(paths)],
             capture_output=True,
             text=True,
             cwd=root,
@@ -143,7 +166,7 @@ def run(shim_jar: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
             for line in server.log().splitlines()
             if "Hive metastore call: " in line
         }
-        yield {"out": out, "expected": expected, "calls": calls, "paths": {n: str(root / n) for n in TABLES}}
+        yield {"out": out, "expected": expected, "calls": calls, "paths": paths}
     finally:
         server.stop()
 
@@ -164,6 +187,16 @@ def test_spark_sees_the_metastore_tables(run: dict[str, Any]) -> None:
     ]
     assert ["id", "string"] in out["describe"] and ["v", "bigint"] in out["describe"]
     assert "# Partition Information" in columns
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_catalog_schema_is_the_data_sources(run: dict[str, Any], name: str) -> None:
+    by_name, by_path = run["out"][name + "_schemas"]
+    assert by_name == by_path
+    assert ["fare", "decimal(10,2)"] in by_name and ["at", "timestamp"] in by_name
+    assert ["day", "date"] in by_name and ["tags", "array<string>"] in by_name and ["n", "int"] in by_name
+    typed_by_name, typed_by_path = run["out"][name + "_typed"]
+    assert typed_by_name == typed_by_path and len(typed_by_name) == 90
 
 
 @pytest.mark.parametrize("name", list(TABLES))
