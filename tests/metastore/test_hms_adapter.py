@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from hmsclient import hmsclient
 from hmsclient.genthrift.hive_metastore import ttypes as H
-from server_helpers import commit_meta, make_api
+from server_helpers import PgDatabases, commit_meta, make_api
 from thrift.Thrift import TApplicationException
 from thrift.transport.TTransport import TTransportException
 
@@ -42,11 +42,21 @@ def _path(city: str, day: int) -> str:
     return f"city={city}/day={day}"
 
 
-@pytest.fixture(scope="module")
-def hms_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HmsServer]:
-    """One SQLite metastore for the module (every test only reads, or is refused a write)."""
-    db = tmp_path_factory.mktemp("hms") / "metastore.db"
-    apis = make_api(f"sqlite:///{db}")
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def hms_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[HmsServer]:
+    """One metastore per database kind for the module (every test only reads, or is refused a
+    write)."""
+    pg: PgDatabases | None = None
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('hms') / 'metastore.db'}"
+    else:
+        pg = request.getfixturevalue("pg_databases")
+        if pg is None:
+            pytest.skip(f"PostgreSQL is not available: {request.getfixturevalue('postgres_server').reason}")
+        url = pg.create()
+    apis = make_api(url)
     api = next(apis)
     route = api.table(
         db="lake",
@@ -65,6 +75,9 @@ def hms_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HmsServer]:
     finally:
         server.stop()
         apis.close()
+        api.engine.dispose()
+        if pg is not None:
+            pg.drop(url)
 
 
 @pytest.fixture(scope="module")
