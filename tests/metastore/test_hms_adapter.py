@@ -7,6 +7,7 @@ writes refused."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -149,6 +150,11 @@ def test_table_is_a_hudi_md_data_source_table(hms: hmsclient.HMSClient) -> None:
         "flat",
     ]
     assert [c.name for c in hms.get_schema("lake", "trips")][-2:] == ["city", "day"]
+    # no registered schema: no schema properties (Spark then asks the data source), no columns
+    flat = hms.get_table("lake", "flat")
+    assert flat.parameters["spark.sql.sources.provider"] == "hudi-md"
+    assert not [k for k in flat.parameters if k.startswith("spark.sql.sources.schema")]
+    assert flat.sd.cols == [] and flat.partitionKeys == []
     with pytest.raises(H.NoSuchObjectException):
         hms.get_table("lake", "nope")
     with pytest.raises(H.NoSuchObjectException):
@@ -308,3 +314,61 @@ def test_thrift_port_needs_anonymous_reads(tmp_path: Any) -> None:
     )
     assert result.exit_code != 0
     assert "cannot be combined with --read-token-required" in result.output
+
+
+def test_unmappable_schema_leaves_spark_to_infer() -> None:
+    from datetime import datetime, timezone
+
+    from hudi_md.metastore import protocol as P
+    from hudi_md.metastore_server.catalog import TableRow
+    from hudi_md.metastore_server.hms.tables import hive_table
+
+    def table(schema: dict[str, Any]) -> TableRow:
+        return TableRow(
+            tbl_id=1,
+            db="lake",
+            name="t",
+            location="/data/t",
+            table_type="MERGE_ON_READ",
+            partition_fields=(P.FieldSchema(name="city", type="string"),),
+            record_key_fields=("id",),
+            schema_json=json.dumps(schema),
+            created=datetime.now(timezone.utc),
+            version=1,
+            synced_version=1,
+            unsynced=0,
+        )
+
+    two_types = {"type": "record", "name": "r", "fields": [{"name": "x", "type": ["null", "int", "string"]}]}
+    t = hive_table(table(two_types), {})
+    assert not [k for k in t.parameters if k.startswith("spark.sql.sources.schema")]
+    assert t.sd.inputFormat == "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"
+    no_meta = {"type": "record", "name": "r", "fields": [{"name": "x", "type": "int"}]}
+    t = hive_table(table(no_meta), {"hoodie.populate.meta.fields": "false"})
+    assert [(c.name, c.type) for c in t.sd.cols] == [("x", "int")]
+    assert json.loads(t.parameters["spark.sql.sources.schema.part.0"])["fields"][-1]["name"] == "city"
+
+
+def test_connections_past_the_cap_are_closed(hms_server: HmsServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hudi_md.metastore_server.hms import server as hms_module
+
+    monkeypatch.setattr(hms_module, "MAX_CONNECTIONS", 1)
+    capped = HmsServer(hms_server.engine, port=0).start()
+    try:
+        with hmsclient.HMSClient(host="127.0.0.1", port=capped.port) as first:
+            assert first.get_all_databases() == ["default", "lake"]
+            second = hmsclient.HMSClient(host="127.0.0.1", port=capped.port)
+            with second, pytest.raises(TTransportException):
+                second.get_all_databases()
+        # the first one's slot is free again once it closed
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with hmsclient.HMSClient(host="127.0.0.1", port=capped.port) as third:
+                    assert third.get_all_databases() == ["default", "lake"]
+                break
+            except TTransportException:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+    finally:
+        capped.stop()

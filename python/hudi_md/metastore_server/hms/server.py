@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 # Items in one list or map of a request (table names, partition names, values...).
 MAX_LIST_ITEMS = 100_000
+# Open connections (a thread each; Hive clients keep theirs open): past this, new ones are closed.
+MAX_CONNECTIONS = 128
 
 
 class _Calls:
@@ -62,6 +64,7 @@ class HmsServer:
         metastore_url: str | None = None,
         max_message_bytes: int = 16 * 1024 * 1024,
     ) -> None:
+        self.engine = engine
         self.processor = ThriftHiveMetastore.Processor(_Calls(HmsHandler(engine, metastore_url)))
         self.socket = TSocket.TServerSocket(host=host, port=port)
         self.host = host
@@ -72,6 +75,7 @@ class HmsServer:
             string_length_limit=max_message_bytes, container_length_limit=MAX_LIST_ITEMS
         )
         self.stopped = threading.Event()
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.thread: threading.Thread | None = None
 
     def start(self) -> HmsServer:
@@ -98,8 +102,13 @@ class HmsServer:
                 log.exception("Hive metastore API: accept failed")
                 self.stopped.wait(0.1)
                 continue
-            if client is not None:
-                threading.Thread(target=self._serve, args=(client,), name="hms-conn", daemon=True).start()
+            if client is None:
+                continue
+            if not self.slots.acquire(blocking=False):
+                log.warning("Hive metastore API: %d connections open, one more refused", MAX_CONNECTIONS)
+                client.close()
+                continue
+            threading.Thread(target=self._serve, args=(client,), name="hms-conn", daemon=True).start()
 
     def _serve(self, client: TTransport.TTransportBase) -> None:
         itrans = self.transports.getTransport(client)
@@ -119,3 +128,4 @@ class HmsServer:
         finally:
             itrans.close()
             otrans.close()
+            self.slots.release()
