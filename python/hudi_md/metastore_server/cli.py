@@ -90,7 +90,7 @@ def serve(
             from hudi_md.metastore_server.hms.server import HmsServer
         except ImportError as e:
             raise click.ClickException(
-                f"--thrift-port needs the hms extra (pip install 'hudi-md[hms]'): {e}"
+                f"--thrift-port needs the hms extra (pip install 'hudi-md[metastore,hms]'): {e}"
             ) from e
         url = advertised_url or f"http://{_reachable(host)}:{port}"
         hms = HmsServer(app.state.engine, host, thrift_port, url, settings.max_body_bytes).start()
