@@ -83,6 +83,12 @@ predicates = spark._jvm.scala.collection.JavaConverters.asScalaBuffer(
 found = spark._jsparkSession.sharedState().externalCatalog().listPartitionsByFilter(
     "lake", "trips", predicates, "UTC")
 out["by_filter"] = sorted(found.apply(i).spec().get("city").get() for i in range(found.size()))
+out["catalog_tables"] = sorted(t.name for t in spark.catalog.listTables("lake"))
+try:
+    spark.sql("ALTER TABLE lake.trips ADD PARTITION (city = 'x')")
+    out["add_partition"] = "accepted"
+except Exception as e:
+    out["add_partition"] = str(e)
 print("RESULT " + json.dumps(out))
 spark.stop()
 """
@@ -218,6 +224,13 @@ def test_spark_sql_and_partitions(run: dict[str, Any]) -> None:
     assert out["partitions"] == ["city=la", "city=nyc", "city=sf"]
     assert out["partitions_sf"] == ["city=sf"]
     assert out["by_filter"] == ["nyc", "sf"]
+
+
+def test_spark_catalog_listing_and_a_refused_write(run: dict[str, Any]) -> None:
+    out = run["out"]
+    assert out["catalog_tables"] == ["trips", "trips_mor"]
+    assert "managed by hudi-md" in out["add_partition"], out["add_partition"]
+    assert out["partitions"] == ["city=la", "city=nyc", "city=sf"]  # nothing added
 
 
 def test_spark_calls(run: dict[str, Any]) -> None:
