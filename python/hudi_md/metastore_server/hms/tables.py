@@ -17,7 +17,6 @@ the table's own schema, rather than trusting a guess.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -305,9 +304,23 @@ def partition_name(table: TableRow, part: P.Partition) -> str:
 
 
 def _partition_storage(hive: H.Table, location: str) -> H.StorageDescriptor:
-    sd = copy.copy(hive.sd)
-    sd.location = location
-    return sd
+    """The table's storage descriptor at ``location`` (its parts shared, not copied: thousands
+    of partitions are answered at once, and the objects only get serialized)."""
+    sd = hive.sd
+    return H.StorageDescriptor(
+        cols=sd.cols,
+        location=location,
+        inputFormat=sd.inputFormat,
+        outputFormat=sd.outputFormat,
+        compressed=sd.compressed,
+        numBuckets=sd.numBuckets,
+        serdeInfo=sd.serdeInfo,
+        bucketCols=sd.bucketCols,
+        sortCols=sd.sortCols,
+        parameters=sd.parameters,
+        skewedInfo=sd.skewedInfo,
+        storedAsSubDirectories=sd.storedAsSubDirectories,
+    )
 
 
 def hive_partition(table: TableRow, hive: H.Table, part: P.Partition) -> H.Partition:
