@@ -44,14 +44,15 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_DB = "default"
 MANAGED = (
-    "{call}: {what} is managed by hudi-md, which does not change it through the Hive metastore API "
-    "(register tables with `hudi-md metastore register`, change them with hudi-md's writes)"
+    "{call}: the databases and tables of this metastore are managed by hudi-md, which does not change "
+    "them through the Hive metastore API (register tables with `hudi-md metastore register`, change "
+    "them with hudi-md's writes)"
 )
 # Calls that change something, by name: answered "managed by hudi-md".
 _WRITE_CALL = re.compile(
     r"^(create|drop|alter|add|append|rename|exchange|truncate|update|delete|set_aggr|mark|grant|revoke"
     r"|compact|lock|unlock|heartbeat|open_txn|abort|commit|fire_listener|flushCache|cm_recycle|insert"
-    r"|partition_name_has_valid|setMetaConf|add_master_key|remove_master_key|add_token|remove_token)"
+    r"|setMetaConf|add_master_key|remove_master_key|add_token|remove_token)"
 )
 
 
@@ -117,7 +118,7 @@ class HmsHandler:
         def refuse(*_args: Any) -> NoReturn:
             if _WRITE_CALL.match(call):
                 log.info("Hive metastore write refused: %s", call)
-                raise _meta(MANAGED.format(call=call, what="this metastore"))
+                raise _meta(MANAGED.format(call=call))
             log.warning("Hive metastore call not supported: %s", call)
             raise _meta(f"{call} is not supported by the hudi-md metastore")
 
