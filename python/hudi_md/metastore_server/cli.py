@@ -37,6 +37,18 @@ def metastore() -> None:
 @click.option(
     "--sync-interval", default=2.0, show_default=True, type=float, help="seconds between sync passes"
 )
+@click.option(
+    "--thrift-port",
+    default=None,
+    type=int,
+    help="also serve the Hive metastore API (Thrift) on this port, e.g. 9083 (needs the hms extra)",
+)
+@click.option(
+    "--advertised-url",
+    default=None,
+    help="this server's HTTP URL as Spark should reach it, put in the tables the Hive metastore API "
+    "returns as hoodie.metaserver.uris (default: http://<host>:<port>, the host name for 0.0.0.0)",
+)
 @click.option("--log-level", default="info", show_default=True)
 def serve(
     db_url: str | None,
@@ -46,9 +58,13 @@ def serve(
     max_body_mb: float,
     allowed_schemes: str,
     sync_interval: float,
+    thrift_port: int | None,
+    advertised_url: str | None,
     log_level: str,
 ) -> None:
-    """Serve the metastore over HTTP (migrating the database to the current schema first)."""
+    """Serve the metastore over HTTP (migrating the database to the current schema first), and
+    with --thrift-port the Hive metastore API beside it, in the same process: one database engine,
+    and the HTTP app's background snapshot sync keeps what both answer current."""
     import uvicorn
 
     from hudi_md.metastore_server.app import ServerSettings, create_app
@@ -62,9 +78,29 @@ def serve(
         allowed_schemes=tuple(s.strip().lower() for s in allowed_schemes.split(",") if s.strip()),
         sync_poll_s=sync_interval,
     )
+    if thrift_port is not None and read_token_required:
+        # The Hive metastore API carries no bearer token: it could only answer reads anonymously.
+        raise click.UsageError(
+            "--thrift-port serves anonymous reads; it cannot be combined with --read-token-required"
+        )
     app = create_app(settings)
+    hms = None
+    if thrift_port is not None:
+        try:
+            from hudi_md.metastore_server.hms.server import HmsServer
+        except ImportError as e:
+            raise click.ClickException(
+                f"--thrift-port needs the hms extra (pip install 'hudi-md[metastore,hms]'): {e}"
+            ) from e
+        url = advertised_url or f"http://{_reachable(host)}:{port}"
+        hms = HmsServer(app.state.engine, host, thrift_port, url, settings.max_body_bytes).start()
+        click.echo(f"hudi-md metastore: Hive metastore API on thrift://{host}:{hms.port}", err=True)
     click.echo(f"hudi-md metastore on http://{host}:{port} ({_safe(settings.db_url)})", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level.lower())
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level.lower())
+    finally:
+        if hms is not None:
+            hms.stop()
 
 
 @metastore.group("token")
@@ -84,6 +120,13 @@ def token_create(db_url: str | None, name: str) -> None:
     migrate(engine)
     click.echo(create_token(engine, name))
     engine.dispose()
+
+
+def _reachable(host: str) -> str:
+    """``host`` as clients reach it: the machine's name for a wildcard address."""
+    import socket
+
+    return socket.getfqdn() if host in ("0.0.0.0", "::", "") else host
 
 
 def _safe(url: str) -> str:
