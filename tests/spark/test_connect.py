@@ -240,11 +240,6 @@ def test_query_options_and_sql_through_connect(client: dict[str, Any], table_pat
     assert got["by_city"] == by_city
 
 
-@pytest.mark.skip(
-    reason="df.write.format('hudi-md') needs the shim's DataSource write path (branch spark-writes: "
-    "WriteBridge, DefaultSource's createRelation with a SaveMode), not on main yet; until then the shim "
-    "refuses Spark writes (WriteGuard)"
-)
 def test_write_through_connect(connect_url: str, tmp_path: Path) -> None:
     path = str(tmp_path / "written_through_connect")
     rows = [[f"k{i}", f"d{i % 2}", i] for i in range(10)]
