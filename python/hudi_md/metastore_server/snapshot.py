@@ -254,9 +254,13 @@ def _apply_changes(conn: Connection, table: TableRow, version: int, ts: str, ch:
     # New partitions: only those the instant wrote files into.
     new = sorted(ch.written - set(known))
     if new:
-        conn.execute(
-            S.partitions.insert(),
-            [
+        p = S.partitions.c
+        # the ids come back with the insert: selecting 10^5 rows just inserted again costs a
+        # sequential scan per chunk on PostgreSQL, whose statistics still say the table is empty
+        insert = S.partitions.insert().returning(p.part_id, p.part_name, p.is_deleted)
+        created = {}
+        for chunk in _chunks(new):
+            rows = [
                 {
                     "tbl_id": tid,
                     "part_name": name,
@@ -266,10 +270,9 @@ def _apply_changes(conn: Connection, table: TableRow, version: int, ts: str, ch:
                     "updated_instant": ts,
                     "is_deleted": False,
                 }
-                for name in new
-            ],
-        )
-        created = _partition_ids(conn, tid, new)
+                for name in chunk
+            ]
+            created.update({r.part_name: r for r in conn.execute(insert, rows)})
         scheme = PartitionScheme(table_config(table, table_params(conn, tid)))
         numeric = table.numeric_columns()
         kv = [row for name in new for row in key_values(scheme, numeric, created[name].part_id, tid, name)]
