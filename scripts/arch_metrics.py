@@ -197,6 +197,21 @@ def main() -> None:
     functions: list[tuple[int, str]] = []
     state_writes: list[str] = []
     direct_writes: list[str] = []  # of those, the calls straight to a TimelineWriter (instant files)
+    # names bound to another library's objects (``from pyspark import SparkContext``): their
+    # underscore attributes are that library's, whatever a project module happens to define
+    foreign: dict[str, set[str]] = defaultdict(set)
+    for m, tree in trees.items():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and not (node.module or "").startswith(PACKAGE)
+            ):
+                foreign[m].update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                foreign[m].update(
+                    (a.asname or a.name).split(".")[0] for a in node.names if not a.name.startswith(PACKAGE)
+                )
     for m, tree in trees.items():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
@@ -205,7 +220,7 @@ def main() -> None:
                         cross.append(f"{m}: from {node.module} import {a.name}")
             elif isinstance(node, ast.Attribute) and private(node.attr):
                 v = node.value
-                if isinstance(v, ast.Name) and v.id in ("self", "cls"):
+                if isinstance(v, ast.Name) and (v.id in ("self", "cls") or v.id in foreign[m]):
                     continue
                 owners = defined.get(node.attr, set())
                 if owners and m not in owners:

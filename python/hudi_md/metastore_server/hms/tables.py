@@ -79,25 +79,25 @@ def _hive_name(name: str) -> str:
     return name if name.replace("_", "a").isalnum() else "`" + name.replace("`", "``") + "`"
 
 
-def avro_type(schema: Any) -> tuple[Any, str, bool]:
-    """An Avro schema as (Spark's JSON data type, Hive's type string, nullable)."""
-    if isinstance(schema, list):
-        members = [m for m in schema if m != "null"]
+def avro_type(avro_json: Any) -> tuple[Any, str, bool]:
+    """An Avro schema (parsed JSON) as (Spark's JSON data type, Hive's type string, nullable)."""
+    if isinstance(avro_json, list):
+        members = [m for m in avro_json if m != "null"]
         if len(members) != 1:
             raise UnmappedType(f"a union of {len(members)} non-null types")
         spark, hive, _ = avro_type(members[0])
         return spark, hive, True
-    if isinstance(schema, str):
-        if schema in _PRIMITIVES:
-            spark, hive = _PRIMITIVES[schema]
+    if isinstance(avro_json, str):
+        if avro_json in _PRIMITIVES:
+            spark, hive = _PRIMITIVES[avro_json]
             return spark, hive, False
-        raise UnmappedType(f"Avro type {schema!r}")
-    if not isinstance(schema, dict):
-        raise UnmappedType(f"Avro schema {schema!r}")
-    kind = schema.get("type")
-    logical = schema.get("logicalType")
+        raise UnmappedType(f"Avro type {avro_json!r}")
+    if not isinstance(avro_json, dict):
+        raise UnmappedType(f"Avro avro_json {avro_json!r}")
+    kind = avro_json.get("type")
+    logical = avro_json.get("logicalType")
     if logical == "decimal":
-        p, s = int(schema["precision"]), int(schema.get("scale", 0))
+        p, s = int(avro_json["precision"]), int(avro_json.get("scale", 0))
         return f"decimal({p},{s})", f"decimal({p},{s})", False
     if logical in _LOGICAL and kind in ("int", "long", "string"):
         spark, hive = _LOGICAL[logical]
@@ -107,19 +107,19 @@ def avro_type(schema: Any) -> tuple[Any, str, bool]:
     if kind == "fixed":
         return "binary", "binary", False
     if kind == "array":
-        spark, hive, nullable = avro_type(schema["items"])
+        spark, hive, nullable = avro_type(avro_json["items"])
         return {"type": "array", "elementType": spark, "containsNull": nullable}, f"array<{hive}>", False
     if kind == "map":
-        spark, hive, nullable = avro_type(schema["values"])
+        spark, hive, nullable = avro_type(avro_json["values"])
         spark_map = {"type": "map", "keyType": "string", "valueType": spark, "valueContainsNull": nullable}
         return spark_map, f"map<string,{hive}>", False
     if kind == "record":
-        fields = [_field(f) for f in schema.get("fields", [])]
+        fields = [_field(f) for f in avro_json.get("fields", [])]
         hive_fields = ",".join(f"{_hive_name(f['name'])}:{h}" for f, h in fields)
         return {"type": "struct", "fields": [f for f, _ in fields]}, f"struct<{hive_fields}>", False
     if isinstance(kind, (str, list, dict)):
         return avro_type(kind)
-    raise UnmappedType(f"Avro schema {schema!r}")
+    raise UnmappedType(f"Avro avro_json {avro_json!r}")
 
 
 def _field(field: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
