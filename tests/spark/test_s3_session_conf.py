@@ -79,6 +79,7 @@ def _rows(df: Any, columns: list[str]) -> list[list[Any]]:
 def child(spec_path: str, out_path: str) -> None:
     from pyspark.sql import SparkSession
 
+    import hudi_md
     from hudi_md.spark.reader import read_table
     from hudi_md.spark.session import configure
 
@@ -112,6 +113,14 @@ def child(spec_path: str, out_path: str) -> None:
                 # the same from Python (planned on the driver, MOR slices merged in Python workers)
                 "read_table": _rows(read_table(spark, t["path"], columns=t["columns"]), t["columns"]),
             }
+        w = spec["writes"]  # both write paths, with the same session-only settings
+        df = spark.createDataFrame([tuple(r) for r in w["rows"]], w["schema"])
+        hudi_md.write(df, w["paths"]["hudi_md_write"], operation="insert", options=w["options"])
+        df.write.format("hudi-md").mode("append").options(**w["options"]).save(w["paths"]["dataframe_writer"])
+        out["written"] = {
+            name: _rows(spark.read.format("hudi-md").load(path), w["columns"])
+            for name, path in w["paths"].items()
+        }
         try:
             spark.read.format("hudi-md").load(f"s3a://{BUCKET}/no_such_table").collect()
             out["bad_path_error"] = None
@@ -177,6 +186,16 @@ def test_session_hadoop_conf_reaches_the_planner_and_secrets_stay_hidden(
                 },
             },
         }
+        spec["writes"] = {
+            "rows": [[f"w{i}", f"d{i % 2}", i] for i in range(12)],
+            "schema": "id string, dt string, v long",
+            "columns": ["id", "dt", "v"],
+            "options": {**cow_opts, "hoodie.table.name": "conf_written"},
+            "paths": {
+                "hudi_md_write": f"s3a://{BUCKET}/written_by_hudi_md_write",
+                "dataframe_writer": f"s3a://{BUCKET}/written_by_dataframe_writer",
+            },
+        }
         # hudi-md's Python reader, on the same server: what Spark must return
         want = {}
         for name, t in spec["tables"].items():
@@ -200,7 +219,20 @@ def test_session_hadoop_conf_reaches_the_planner_and_secrets_stay_hidden(
             env=env,
             cwd=REPO,
         )
-    assert proc.returncode == 0, proc.stderr[-5000:]
+        assert proc.returncode == 0, proc.stderr[-5000:]
+        w = spec["writes"]
+        python_read = {  # what the child wrote, read back by hudi-md's Python reader
+            name: sorted(
+                (
+                    [r[c] for c in w["columns"]]
+                    for r in hudi_md.open_table(path.replace("s3a://", "s3://", 1), storage)
+                    .read(columns=w["columns"])
+                    .to_pylist()
+                ),
+                key=repr,
+            )
+            for name, path in w["paths"].items()
+        }
     got = json.loads(out_path.read_text())
 
     assert got["cow"]["rows"] == want["cow"] and len(want["cow"]) == 20
@@ -209,6 +241,8 @@ def test_session_hadoop_conf_reaches_the_planner_and_secrets_stay_hidden(
     assert got["cow"]["read_table"] == want["cow"] and got["mor"]["read_table"] == want["mor"]
     assert got["mor"]["filtered"] == sorted((r for r in want["mor"] if r[1] == "san_francisco"), key=repr)
     assert got["mor"]["filtered"]
+    written = sorted(spec["writes"]["rows"], key=repr)
+    assert got["written"] == python_read == {name: written for name in spec["writes"]["paths"]}
 
     log = proc.stderr
     # what is searched holds what it should: the plans, the shim's log, the planner's answer

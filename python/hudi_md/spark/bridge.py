@@ -64,9 +64,11 @@ def run(gateway: Any, job: Any) -> str | None:
     from pyspark.sql import DataFrame, SparkSession
 
     from hudi_md.api import open_table
+    from hudi_md.spark.reader import session_s3a_conf
     from hudi_md.spark.write_request import WriteRequest, resolve
     from hudi_md.spark.writer import write_dataframe
     from hudi_md.storage import Storage
+    from hudi_md.storage.hadoop_s3a import is_s3_path, s3a_storage_options
     from hudi_md.table.config import PROPERTIES_FILE
 
     sc = AttachedSparkContext(gateway, job.javaSparkContext())
@@ -74,9 +76,13 @@ def run(gateway: Any, job: Any) -> str | None:
         spark = SparkSession(sc, jsparkSession=job.sparkSession())
         job.attached()  # the caller's job tags on this thread; the JVM's default session restored
         request = WriteRequest.from_json(job.request())
-        storage_options = {k: v for k, v in request.options.items() if not k.startswith("hoodie.")}
+        # the session's S3A settings (spark.hadoop.fs.s3a.*, per bucket too) reach the table as
+        # they reach Spark's own writers; write_dataframe maps them again for the write itself
+        hadoop = session_s3a_conf(spark) if is_s3_path(request.path) else {}
+        table_options = s3a_storage_options(request.path, request.options, hadoop)
+        storage_options = {k: v for k, v in table_options.items() if not k.startswith("hoodie.")}
         exists = Storage(request.path, storage_options).exists(PROPERTIES_FILE)
-        table = open_table(request.path, request.options) if exists else None
+        table = open_table(request.path, table_options) if exists else None
         resolved = resolve(request, table)
         if resolved.operation is None:
             return None
@@ -84,7 +90,7 @@ def run(gateway: Any, job: Any) -> str | None:
         try:
             return write_dataframe(df, request.path, operation=resolved.operation, options=resolved.options)
         except BaseException:
-            roll_back_failed_writes(request.path, resolved.options)
+            roll_back_failed_writes(request.path, s3a_storage_options(request.path, resolved.options, hadoop))
             raise
     finally:
         sc.stop()

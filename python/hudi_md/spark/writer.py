@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hudi_md.spark.reader import session_s3a_conf
+from hudi_md.storage.hadoop_s3a import is_s3_path, s3a_storage_options
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.file_groups import (
     META_COLUMNS,
@@ -187,6 +189,8 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
     meta = [c for c in df.columns if c in META_COLUMNS]
     if meta:
         df = df.drop(*meta)
+    if is_s3_path(uri):  # the session's S3A settings, as Spark's own writers would use them
+        options = s3a_storage_options(uri, dict(options or {}), session_s3a_conf(df.sparkSession))
     writer = HudiWriter(uri, options)
     arrow_schema = spark_schema_to_arrow(df.schema)
     storage_options = dict(writer.storage_options)
