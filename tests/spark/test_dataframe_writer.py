@@ -177,6 +177,7 @@ def assert_fails_unchanged(path: str, action: Callable[[], Any], error: type, *n
     return message
 
 
+@pytest.mark.spark_smoke  # a write on every Spark line
 def test_save_modes_on_an_existing_table(hudi_spark, written) -> None:
     from pyspark.errors import AnalysisException
 

@@ -194,6 +194,7 @@ def test_inserts_into_a_table_over_hudi_md_data(hudi_spark, sql, tmp_path: Path)
     assert validate_metadata_table(table) == []
 
 
+@pytest.mark.spark_smoke  # SQL writes on every Spark line
 def test_ctas_and_save_as_table(hudi_spark, sql, tmp_path: Path) -> None:
     """CTAS takes TBLPROPERTIES, PARTITIONED BY and the table's name into the new Hudi table;
     ``saveAsTable`` appends (upserts) to it; the catalog reads what was written."""
