@@ -29,29 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from write_bench import make_rows  # the same rows as the local write benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
-CITIES = [f"city_{i:02d}" for i in range(20)]
-
-
-def make_rows(n: int, start: int, ts: int) -> pa.Table:
-    ids = pa.array(range(start, start + n), pa.int64())
-    return pa.table(
-        {
-            "id": pc.cast(ids, pa.string()),
-            "city": pa.array([CITIES[i % len(CITIES)] for i in range(start, start + n)], pa.string()),
-            "ts": pa.array([ts] * n, pa.int64()),
-            "fare": pc.multiply(pc.cast(ids, pa.float64()), 0.01),
-            "rider": pc.binary_join_element_wise(
-                "rider-", pc.cast(pc.bit_wise_and(ids, 1023), pa.string()), ""
-            ),
-        }
-    )
-
-
 def options(table_type: str) -> dict[str, str]:
     """Write options both writers take with the same meaning (Hudi 1.2's keys)."""
     return {
