@@ -22,7 +22,7 @@ from typing import Any
 
 from hudi_md.metadata.records import Record
 
-__all__ = ["files_record_decoder"]
+__all__ = ["files_record_decoder", "files_record_shape"]
 
 FilesDecoder = Callable[[bytes], Record | None]
 
@@ -58,8 +58,9 @@ def _is_file_info_map(t: Any) -> bool:
 
 
 @lru_cache(maxsize=8)
-def files_record_decoder(schema_json: str) -> FilesDecoder | None:
-    """A decoder for records written with ``schema_json``, or None if its shape is not the known one."""
+def files_record_shape(schema_json: str) -> int | None:
+    """The number of nullable string fields before ``key`` in a ``files`` writer schema of the
+    known shape, or None for any other schema."""
     try:
         schema = json.loads(schema_json)
     except ValueError:
@@ -84,7 +85,15 @@ def files_record_decoder(schema_json: str) -> FilesDecoder | None:
         t = f["type"]
         if not (isinstance(t, list) and t and t[0] == "null"):
             return None
-    nullable_before_key = len(leading)
+    return len(leading)
+
+
+@lru_cache(maxsize=8)
+def files_record_decoder(schema_json: str) -> FilesDecoder | None:
+    """A decoder for records written with ``schema_json``, or None if its shape is not the known one."""
+    nullable_before_key = files_record_shape(schema_json)
+    if nullable_before_key is None:
+        return None
 
     def decode(data: bytes) -> Record | None:
         try:

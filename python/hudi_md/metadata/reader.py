@@ -24,7 +24,8 @@ from hudi_md.formats.logfile import DeleteRecord, LogBlockType
 from hudi_md.formats.logframes import TAIL_BYTES, LogBlockFrame, iter_log_frames
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
-from hudi_md.metadata.files_codec import files_record_decoder
+from hudi_md.metadata.files_codec import files_record_decoder, files_record_shape
+from hudi_md.metadata.files_columns import FilesRun, decode_files_cells, merge_files_runs
 from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
@@ -124,6 +125,7 @@ class MetadataTable:
         self._files_records: dict[str, Record | None] = {}
         self._prefix_partitions: dict[str, list[str]] = {}
         self._all_partitions: list[str] | None = None
+        self._files_table: pa.Table | None = None
         self._stats_cache: OrderedDict[tuple[Any, ...], list[ColumnStat]] = OrderedDict()
         self._completion_times = {
             i.requested_time: i.completion_time or i.requested_time for i in self.timeline.completed()
@@ -409,6 +411,50 @@ class MetadataTable:
             files = live_files(known.get(p))
             out[p] = [FileEntry(name, size) for name, size in sorted(files.items())]
         return out
+
+    def files_table(self) -> pa.Table | None:
+        """The live files of every partition, read column-wise (``partition_path``, ``name``,
+        ``size`` rows, see :data:`files_columns.FILES_TABLE_SCHEMA`), for a plan that wants all of
+        them; None when a record or block is not of the shape the column-wise decoder knows (a
+        delete block, another writer schema): :meth:`files_in_partitions` reads those."""
+        with self._lock:
+            known = self._files_table
+        if known is not None:
+            return known
+        with metrics.timed("scan_files_columns"):
+            runs: list[FilesRun] = []
+            for s in self.file_slices(K.FILES):
+                sources: list[tuple[HFileReader, str | None, str]] = []
+                if s.base_file is not None:
+                    reader = self._hfile(s.base_file.path, s.base_file.size)
+                    sources.append((reader, reader.schema, self.storage.uri(s.base_file.path)))
+                for block in self._valid_blocks(s):
+                    if block.block_type == LogBlockType.DELETE:
+                        deleted = {d.record_key for d in self._deleted_keys(block)} - {K.ALL_PARTITIONS_KEY}
+                        if deleted:
+                            return None  # a partition's record deleted: the record-wise merge
+                        continue  # Hudi's MDT initialisation writes an empty delete block
+                    if block.block_type != LogBlockType.HFILE_DATA:
+                        return None
+                    reader = self._block_reader(block)
+                    sources.append((reader, reader.schema or block.schema, block.file_name))
+                for reader, schema, where in sources:
+                    if schema is None:
+                        raise MetadataTableError(f"{where}: MDT HFile has no Avro schema in its file info")
+                    shape = files_record_shape(schema)
+                    if shape is None:
+                        return None
+                    all_partitions = K.ALL_PARTITIONS_KEY.encode("utf-8")
+                    cells = [(k, v) for k, v in reader.scan() if k != all_partitions]
+                    run = decode_files_cells([k for k, _ in cells], [v for _, v in cells], shape)
+                    if run is None:
+                        return None
+                    runs.append(run)
+            table = merge_files_runs(runs)
+        if table is not None:
+            with self._lock:
+                self._files_table = table
+        return table
 
     # --- column_stats / partition_stats ----------------------------------------------------------
 

@@ -1,0 +1,338 @@
+"""The ``files`` partition decoded and merged column-wise, for plans that want most partitions.
+
+A plan without a partition filter needs the files of every partition: at 100k partitions that is
+100k ``files`` records, and decoding them one by one (:mod:`files_codec`), merging them as dicts
+(:func:`records.merge`) and listing each partition's files costs ~30 µs a record in Python. Here the
+records of a cell run (an HFile base file or an HFILE_DATA log block) are decoded together with
+numpy — every record advances one field per step, so a step costs one array operation for all of
+them — into one row per file entry, and the runs are merged with Arrow group-bys.
+
+Only the writer schema :func:`files_codec.files_record_decoder` knows is decoded here, and the
+answer is exact or absent: a record of another shape, a key whose records change type, bytes left
+over or missing, all make :func:`decode_files_cells` / :func:`merge_files_runs` return None and
+the caller reads the records one by one. File entries whose history holds a deletion are folded
+one by one with :func:`records.merge`'s rules, so the merge is the same as the record-wise one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_md.metadata import keys as K
+
+__all__ = ["FILES_TABLE_SCHEMA", "FilesRun", "decode_files_cells", "merge_files_runs"]
+
+# partition path ("" when not partitioned), file name, size: the live files of the partitions read
+FILES_TABLE_SCHEMA = pa.schema(
+    [pa.field("partition_path", pa.string()), pa.field("name", pa.string()), pa.field("size", pa.int64())]
+)
+
+# Map blocks with fewer records still inside them than this finish one record at a time: a step
+# over a handful of records costs more in numpy calls than the Python loop it replaces.
+_LOCKSTEP_MIN = 32
+_PAYLOAD_UNIONS_AFTER_FILES = 4
+
+
+class _Unexpected(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class FilesRun:
+    """The decoded records of one cell run: one row per record and one per file entry."""
+
+    keys: pa.StringArray  # the HFile row keys
+    types: np.ndarray  # int64 record type per record
+    has_map: np.ndarray  # bool: the record carries a filesystemMetadata map
+    entry_record: np.ndarray  # int64 index of the entry's record
+    entry_name: pa.StringArray
+    entry_size: np.ndarray  # int64
+    entry_deleted: np.ndarray  # bool
+
+
+def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The zigzag Avro longs at ``pos`` and the positions after them."""
+    b = buf[pos].astype(np.uint64)
+    value = b & np.uint64(0x7F)
+    after = pos + 1
+    more = np.flatnonzero(b & np.uint64(0x80))
+    shift = 7
+    while more.size:
+        if shift > 63:
+            raise _Unexpected
+        b = buf[after[more]].astype(np.uint64)
+        value[more] |= (b & np.uint64(0x7F)) << np.uint64(shift)
+        after[more] += 1
+        more = more[(b & np.uint64(0x80)) != 0]
+        shift += 7
+    decoded = (value >> np.uint64(1)) ^ (np.uint64(0) - (value & np.uint64(1)))
+    return decoded.view(np.int64), after
+
+
+def _scalar_varint(buf: np.ndarray, pos: int) -> tuple[int, int]:
+    n = 0
+    shift = 0
+    while True:
+        if shift > 63:
+            raise _Unexpected
+        b = int(buf[pos])
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if not b & 0x80:
+            break
+        shift += 7
+    return (n >> 1) ^ -(n & 1), pos
+
+
+def _strings(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.StringArray:
+    """UTF-8 strings at ``starts`` of ``lengths`` bytes, gathered into one Arrow array."""
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    # the byte positions to gather: +1 inside a string, a jump at the start of the next one
+    some = np.flatnonzero(lengths)
+    s, n, o = starts[some], lengths[some], offsets[:-1][some]
+    step = np.ones(total, np.int32 if len(buf) < 2**31 else np.int64)
+    if total:
+        step[0] = s[0]
+        step[o[1:]] = s[1:] - (s[:-1] + n[:-1]) + 1
+    data = buf[np.cumsum(step)] if total else np.zeros(0, np.uint8)
+    if total < 2**31:
+        arr = pa.StringArray.from_buffers(
+            len(lengths), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data.tobytes())
+        )
+    else:
+        arr = pa.LargeStringArray.from_buffers(
+            len(lengths), pa.py_buffer(offsets), pa.py_buffer(data.tobytes())
+        ).cast(pa.string())
+    try:
+        arr.validate(full=True)  # the bytes must be UTF-8, as fastavro would insist
+    except pa.ArrowInvalid as e:
+        raise _Unexpected from e
+    return arr
+
+
+def decode_files_cells(
+    keys: Sequence[bytes], values: Sequence[bytes], nullable_before_key: int
+) -> FilesRun | None:
+    """The records of a cell run (``keys``/``values`` in HFile order), or None when any of them is
+    not a ``files`` record of the known writer schema (``nullable_before_key`` nullable strings
+    before ``key``, see :func:`files_codec.files_record_decoder`)."""
+    try:
+        return _decode(keys, values, nullable_before_key)
+    except (_Unexpected, IndexError):
+        return None
+
+
+def _decode(keys: Sequence[bytes], values: Sequence[bytes], nullable_before_key: int) -> FilesRun:
+    n = len(values)
+    lengths = np.fromiter(map(len, values), np.int64, n)
+    ends = np.cumsum(lengths)
+    pos = ends - lengths
+    # zero padding: a varint running past the last record stops there, and the end checks refuse it
+    buf = np.frombuffer(b"".join(values) + bytes(16), np.uint8)
+
+    def check(p: np.ndarray, rows: np.ndarray | None = None) -> None:
+        limit = ends if rows is None else ends[rows]
+        if (p > limit).any():
+            raise _Unexpected
+
+    for _ in range(nullable_before_key):
+        branch, pos = _varints(buf, pos)
+        if ((branch != 0) & (branch != 1)).any():
+            raise _Unexpected
+        some = np.flatnonzero(branch == 1)
+        if some.size:
+            length, after = _varints(buf, pos[some])
+            if (length < 0).any():
+                raise _Unexpected
+            pos[some] = after + length
+        check(pos)
+    key_length, pos = _varints(buf, pos)
+    if (key_length < 0).any():
+        raise _Unexpected
+    pos = pos + key_length
+    check(pos)
+    types, pos = _varints(buf, pos)
+    branch, pos = _varints(buf, pos)
+    if ((branch != 0) & (branch != 1)).any():
+        raise _Unexpected
+    has_map = branch == 1
+    check(pos)
+
+    rec_parts: list[np.ndarray] = []
+    start_parts: list[np.ndarray] = []
+    len_parts: list[np.ndarray] = []
+    size_parts: list[np.ndarray] = []
+    flag_parts: list[np.ndarray] = []
+    active = np.flatnonzero(has_map)
+    while active.size:
+        count, after = _varints(buf, pos[active])
+        pos[active] = after
+        negative = np.flatnonzero(count < 0)
+        if negative.size:  # a block with its byte size: skip the size
+            count[negative] = -count[negative]
+            _, after = _varints(buf, pos[active[negative]])
+            pos[active[negative]] = after
+        check(pos[active], active)
+        going = count > 0
+        work = active[going]
+        remaining = count[going]
+        while work.size >= _LOCKSTEP_MIN:
+            name_length, after = _varints(buf, pos[work])
+            if (name_length < 0).any():
+                raise _Unexpected
+            rec_parts.append(work)
+            start_parts.append(after)
+            len_parts.append(name_length)
+            size, after = _varints(buf, after + name_length)
+            flag = buf[after]
+            if (flag > 1).any():
+                raise _Unexpected
+            size_parts.append(size)
+            flag_parts.append(flag.astype(bool))
+            pos[work] = after + 1
+            check(pos[work], work)
+            remaining = remaining - 1
+            left = remaining > 0
+            work = work[left]
+            remaining = remaining[left]
+        if work.size:
+            parts = (rec_parts, start_parts, len_parts, size_parts, flag_parts)
+            _entries_one_by_one(buf, pos, ends, work, remaining, parts)
+        active = active[going]
+    for _ in range(_PAYLOAD_UNIONS_AFTER_FILES):
+        if buf[pos].any():
+            raise _Unexpected  # a payload other than files: the record-wise decoder reads it
+        pos = pos + 1
+    if not np.array_equal(pos, ends):
+        raise _Unexpected
+
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+    entry_record = cat(rec_parts, np.int64)
+    order = np.argsort(entry_record, kind="stable")  # entries grouped by record, map order kept
+    starts = cat(start_parts, np.int64)[order]
+    name_lengths = cat(len_parts, np.int64)[order]
+    key_array = pa.array(keys, pa.binary()).cast(pa.string())
+    return FilesRun(
+        keys=key_array,
+        types=types,
+        has_map=has_map,
+        entry_record=entry_record[order],
+        entry_name=_strings(buf, starts, name_lengths),
+        entry_size=cat(size_parts, np.int64)[order],
+        entry_deleted=cat(flag_parts, bool)[order],
+    )
+
+
+def _entries_one_by_one(
+    buf: np.ndarray,
+    pos: np.ndarray,
+    ends: np.ndarray,
+    work: np.ndarray,
+    remaining: np.ndarray,
+    parts: tuple[list[np.ndarray], ...],
+) -> None:
+    """The rest of the current map block of the few records in ``work``, a record at a time."""
+    recs: list[int] = []
+    starts: list[int] = []
+    lens: list[int] = []
+    sizes: list[int] = []
+    flags: list[bool] = []
+    for r, left in zip(work.tolist(), remaining.tolist(), strict=True):
+        p = int(pos[r])
+        end = int(ends[r])
+        for _ in range(left):
+            length, p = _scalar_varint(buf, p)
+            if length < 0:
+                raise _Unexpected
+            start = p
+            size, p = _scalar_varint(buf, p + length)
+            flag = int(buf[p])
+            if flag > 1 or p >= end:
+                raise _Unexpected
+            p += 1
+            recs.append(r)
+            starts.append(start)
+            lens.append(length)
+            sizes.append(size)
+            flags.append(flag == 1)
+        pos[r] = p
+    rec_parts, start_parts, len_parts, size_parts, flag_parts = parts
+    rec_parts.append(np.asarray(recs, np.int64))
+    start_parts.append(np.asarray(starts, np.int64))
+    len_parts.append(np.asarray(lens, np.int64))
+    size_parts.append(np.asarray(sizes, np.int64))
+    flag_parts.append(np.asarray(flags, bool))
+
+
+def merge_files_runs(runs: Sequence[FilesRun]) -> pa.Table | None:
+    """The live files of every partition key in ``runs`` (in merge order: base file first, then the
+    log blocks), as :data:`FILES_TABLE_SCHEMA` rows sorted by partition and name; None when a key's
+    records are not all ``files`` records (the record-wise merge decides those)."""
+    if not runs:
+        return FILES_TABLE_SCHEMA.empty_table()
+    record_keys = pa.chunked_array([r.keys for r in runs], pa.string())
+    types = np.concatenate([r.types for r in runs])
+    if (types != K.TYPE_FILES).any():
+        return None
+    seq_base = np.cumsum([0] + [len(r.types) for r in runs])[:-1]
+    entry_seq = np.concatenate([r.entry_record + base for r, base in zip(runs, seq_base, strict=True)])
+    entries = pa.table(
+        {
+            "key": record_keys.take(pa.array(entry_seq)),
+            "name": pa.chunked_array([r.entry_name for r in runs], pa.string()),
+            "size": np.concatenate([r.entry_size for r in runs]),
+            "deleted": np.concatenate([r.entry_deleted for r in runs]),
+            "seq": entry_seq,
+        }
+    )
+    if entries.num_rows == 0:
+        return FILES_TABLE_SCHEMA.empty_table()
+    grouped = entries.group_by(["key", "name"]).aggregate(
+        [("size", "max"), ("deleted", "any"), ("seq", "count"), ("seq", "count_distinct")]
+    )
+    if not pc.all(pc.equal(grouped["seq_count"], grouped["seq_count_distinct"])).as_py():
+        return None  # a name twice in one map (Avro readers keep the last): the record-wise path
+    clean = grouped.filter(pc.invert(grouped["deleted_any"]))
+    parts = [clean.select(["key", "name", "size_max"]).rename_columns(["key", "name", "size"])]
+    touched = grouped.filter(grouped["deleted_any"])
+    if touched.num_rows:
+        parts.append(_fold_deletions(entries, touched))
+    merged = pa.concat_tables(parts)
+    partition = pc.if_else(pc.equal(merged["key"], K.NON_PARTITIONED_NAME), "", merged["key"])
+    out = pa.table({"partition_path": partition, "name": merged["name"], "size": merged["size"]})
+    return out.sort_by([("partition_path", "ascending"), ("name", "ascending")]).cast(FILES_TABLE_SCHEMA)
+
+
+def _fold_deletions(entries: pa.Table, touched: pa.Table) -> pa.Table:
+    """Entries whose history holds a deletion, folded in order with ``records._merge_files``'s
+    rules: a deletion removes a live entry and keeps (replaces) a deleted one; a live entry after
+    a deleted one keeps the larger size."""
+    wanted = touched.select(["key", "name"])
+    rows = entries.join(wanted, ["key", "name"], join_type="inner").sort_by("seq")
+    state: dict[tuple[str, str], tuple[int, bool] | None] = {}
+    columns = [rows[c].to_pylist() for c in ("key", "name", "size", "deleted")]
+    for key, name, size, deleted in zip(*columns, strict=True):
+        prev = state.get((key, name))
+        if prev is None:
+            state[(key, name)] = (size, deleted)
+        elif deleted:
+            state[(key, name)] = (size, True) if prev[1] else None
+        else:
+            state[(key, name)] = (max(prev[0], size), False)
+    live = [(k, n, v[0]) for (k, n), v in state.items() if v is not None and not v[1]]
+    return pa.table(
+        {
+            "key": pa.array([k for k, _, _ in live], pa.string()),
+            "name": pa.array([n for _, n, _ in live], pa.string()),
+            "size": pa.array([s for _, _, s in live], pa.int64()),
+        }
+    )
