@@ -107,9 +107,8 @@ class Table(TableState):
         the files' logical paths (relative to the table, as the MDT names them) and, in
         ``base_file_uri`` / ``log_file_uris``, where they are (under the storage path for a
         federated storage layout)."""
-        slices = self.plan(filters, as_of).slices
-        logical = slice_rows.slices_to_arrow(slices)
-        physical = slice_rows.slices_to_arrow(slices, uri=self.storage.uri)
+        logical = self.plan(filters, as_of).rows
+        physical = slice_rows.finish_rows(logical, uri=self.storage.uri, uri_prefix=self.storage.uri_prefix)
         return logical.append_column("base_file_uri", physical.column(slice_rows.BASE_FILE)).append_column(
             "log_file_uris", physical.column(slice_rows.LOG_FILES)
         )

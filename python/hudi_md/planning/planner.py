@@ -8,9 +8,9 @@ that does not carry the column value), the partition or slice is kept.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -26,8 +26,10 @@ from hudi_md.planning.evaluators import (
 from hudi_md.planning.expressions import Expression
 from hudi_md.planning.partition_keys import partition_keys
 from hudi_md.planning.visitors import referenced_columns
-from hudi_md.table.fs_view import FileSlice
+from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.partitions import PartitionScheme
+from hudi_md.table.slice_rows import slices_from_arrow, slices_to_arrow
+from hudi_md.table.slice_table import latest_slices_table, wanted_files
 from hudi_md.table.state import TableState
 
 if TYPE_CHECKING:
@@ -36,15 +38,52 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"
+# A plan of all the partitions of a table this large builds its slices column-wise.
+COLUMNAR_MIN_PARTITIONS = 256
+# slice rows of every partition, per file-system view (a view is one snapshot of a table state)
+_SLICE_ROWS: weakref.WeakKeyDictionary[FileSystemView, tuple[int, pa.Table]] = weakref.WeakKeyDictionary()
 RECORD_INDEX_MAX_KEYS = 10_000
 
 
-@dataclass
 class ScanPlan:
-    """The slices a query must read, and what each pruning step did."""
+    """The slices a query must read, and what each pruning step did.
 
-    slices: list[FileSlice]
-    counters: dict[str, int] = field(default_factory=dict)
+    The slices are held as :class:`FileSlice` objects or as :mod:`slice_rows` rows (a plan of
+    every file group of a large table is built column-wise, see :mod:`slice_table`); each form is
+    made from the other when first asked for."""
+
+    def __init__(
+        self,
+        slices: Sequence[FileSlice] | None = None,
+        counters: dict[str, int] | None = None,
+        *,
+        rows: pa.Table | None = None,
+    ) -> None:
+        self._slices = list(slices) if slices is not None or rows is None else None
+        self._rows = rows
+        self.counters: dict[str, int] = dict(counters or {})
+
+    @property
+    def slices(self) -> list[FileSlice]:
+        if self._slices is None:
+            self._slices = slices_from_arrow(self._rows)
+        return self._slices
+
+    @property
+    def rows(self) -> pa.Table:
+        """The slices as :data:`slice_rows.SLICE_SCHEMA` rows (table-relative paths), sorted by
+        partition path then file id."""
+        if self._rows is None:
+            self._rows = slices_to_arrow(self._slices or [])
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._rows.num_rows if self._rows is not None else len(self._slices or [])
+
+    def copy(self) -> ScanPlan:
+        if self._rows is not None:
+            return ScanPlan(self._slices, self.counters, rows=self._rows)
+        return ScanPlan(self._slices, self.counters)
 
 
 def row_filter(expr: Expression, schema: pa.Schema) -> pc.Expression:
@@ -224,6 +263,23 @@ def prune_by_record_index(
     return [s for s in slices if (s.partition_path, s.file_id) in wanted]
 
 
+def latest_slice_rows(table: TableState, view: FileSystemView, partitions: Sequence[str]) -> pa.Table | None:
+    """The latest slices of ``partitions`` (all the table's) as rows, built column-wise from a
+    listing that gives its files as one table (the MDT ``files`` partition); None when it cannot
+    (another listing, records the column-wise decoder does not take)."""
+    known = _SLICE_ROWS.get(view)
+    if known is not None and known[0] == len(partitions):
+        return known[1]
+    files_table = getattr(table.listing, "files_table", None)
+    files = files_table() if files_table is not None else None
+    if files is None:
+        return None
+    # a partition's files record may outlive the partition (dropped from the partition list)
+    rows = latest_slices_table(view, wanted_files(files, partitions))
+    _SLICE_ROWS[view] = (len(partitions), rows)
+    return rows
+
+
 def _on_partition_values_only(expr: Expression, scheme: PartitionScheme) -> bool:
     """Whether ``expr`` tests only the columns of an identity partitioning (whose values the
     partition paths hold exactly)."""
@@ -250,7 +306,7 @@ def plan_scan(
         known = _plan_scan(table, expr, as_of=as_of, read_optimized=read_optimized, use_indexes=use_indexes)
         if key is not None:
             table.plan_results.put(key, known)
-    return ScanPlan(slices=list(known.slices), counters=dict(known.counters))
+    return known.copy()
 
 
 def _plan_scan(
@@ -292,6 +348,12 @@ def _plan_scan(
             partitions = prune_by_partition_stats(table, partitions, expr, schema)
             counters["partitions_after_partition_stats"] = len(partitions)
     view = table.file_system_view(as_of)
+    if expr is None and not read_optimized and len(partitions) >= COLUMNAR_MIN_PARTITIONS:
+        # every file group of a large table, no slice pruning to follow: column-wise
+        rows = latest_slice_rows(table, view, partitions)
+        if rows is not None:
+            counters["file_slices"] = rows.num_rows
+            return ScanPlan(counters=counters, rows=rows)
     slices = view.latest_base_files(partitions) if read_optimized else view.latest_file_slices(partitions)
     counters["file_slices"] = len(slices)
     if expr is not None and schema is not None and use_indexes:

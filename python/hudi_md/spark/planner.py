@@ -66,7 +66,7 @@ from hudi_md.spark.protocol import AS_OF, BEGIN, END, QUERY_TYPE
 from hudi_md.storage.hadoop_s3a import s3a_storage_options
 from hudi_md.storage.redaction import ScrubbedStream, Scrubber, secret_values
 from hudi_md.table.fs_view import FileSlice
-from hudi_md.table.slice_rows import slice_from_row, slices_to_arrow
+from hudi_md.table.slice_rows import finish_rows, slice_from_row, slices_to_arrow
 
 if TYPE_CHECKING:
     from hudi_md.api import Table
@@ -183,13 +183,14 @@ class Planner:
             rng = incremental_range(table, options)
             slices, _ = TableScan(table, filters=expr).incremental_plan(rng.begin, rng.end)
             counters = {P.COUNTER_COMMITS_IN_RANGE: len(rng.commit_times), P.COUNTER_FILE_SLICES: len(slices)}
+            rows = slices_to_arrow(slices)
         else:
             as_of = table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
             plan = plan_scan(table, expr, as_of=as_of, read_optimized=query_type == P.QUERY_READ_OPTIMIZED)
-            slices = plan.slices
+            rows = plan.rows
             counters = dict(plan.counters)
         counters[P.COUNTER_STORAGE_REQUESTS] = table.storage_stats()["requests"]
-        batch = plan_rows(table, slices)
+        batch = plan_rows(table, rows)
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, batch.schema) as writer:
             writer.write_table(batch)
@@ -375,9 +376,10 @@ def _sparkable(schema: pa.Schema) -> pa.Schema:
     return pa.schema(out)
 
 
-def plan_rows(table: TableState, slices: Sequence[FileSlice]) -> pa.Table:
-    """A ``plan`` answer's rows: the slices' rows with absolute URIs, plus the typed values of
-    :func:`partition_arrow_schema`'s columns (``p:<column>``)."""
+def plan_rows(table: TableState, rows: pa.Table) -> pa.Table:
+    """A ``plan`` answer's rows: the slice rows (table-relative paths, ``slice_rows``) with
+    absolute URIs, plus the typed values of :func:`partition_arrow_schema`'s columns
+    (``p:<column>``)."""
     from hudi_md.table.partitions import PartitionScheme
 
     scheme = PartitionScheme(table.config)
@@ -392,7 +394,13 @@ def plan_rows(table: TableState, slices: Sequence[FileSlice]) -> pa.Table:
             )
         return found
 
-    return slices_to_arrow(slices, uri=table.storage.uri, partition_schema=pschema, partition_values=values)
+    return finish_rows(
+        rows,
+        uri=table.storage.uri,
+        uri_prefix=table.storage.uri_prefix,
+        partition_schema=pschema,
+        partition_values=values,
+    )
 
 
 def string_map(value: object) -> dict[str, str]:

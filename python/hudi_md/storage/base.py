@@ -276,6 +276,12 @@ class Storage:
         path = path.strip("/")
         return f"{self.root_uri}/{path}" if path else self.root_uri
 
+    @property
+    def uri_prefix(self) -> str | None:
+        """What :meth:`uri` puts before a relative path (so a column of paths maps at once), or
+        None when paths map one by one."""
+        return self.root_uri + "/"
+
     def child(self, path: str) -> Storage:
         return Storage(
             self.uri(path),

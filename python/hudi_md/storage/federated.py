@@ -42,6 +42,10 @@ class FederatedStorage(Storage):
         target, p = self._route(path)
         return target.uri(p)
 
+    @property
+    def uri_prefix(self) -> str | None:
+        return None  # each file's place comes from its hash prefix
+
     def child(self, path: str) -> Storage:
         """A storage rooted below the table path (the MDT, which always uses the default layout)."""
         return self.table.child(path)

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 
 # .<fileId>_<instant>.log.<version>_<writeToken>[.cdc]
 _LOG_RE = re.compile(r"^\.([^._]+)_([^.]*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
-# <fileId>_<writeToken>_<instant>.<ext>
-_BASE_RE = re.compile(r"^([^_]+)_([^_]+)_(\d+)\.([A-Za-z0-9]+)$")
+# <fileId>_<writeToken>_<instant>.<ext> (also matched column-wise, by Arrow's regex engine)
+BASE_FILE_PATTERN = (
+    r"^(?P<file_id>[^_]+)_(?P<write_token>[^_]+)_(?P<instant>\d+)\.(?P<extension>[A-Za-z0-9]+)$"
+)
+_BASE_RE = re.compile(BASE_FILE_PATTERN)
 
 BASE_FILE_EXTENSIONS = frozenset({"parquet", "hfile", "orc", "lance"})
 

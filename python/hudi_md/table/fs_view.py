@@ -138,6 +138,32 @@ class FileSystemView:
         i = self._committed.get(instant)
         return (i.completion_time or i.requested_time) if i else instant
 
+    @property
+    def committed_instants(self) -> frozenset[str]:
+        """Write instants visible in this view (completed, and as of ``as_of``)."""
+        return frozenset(self._committed)
+
+    @property
+    def timeline_start(self) -> str | None:
+        """The first write instant of the active timeline: files of older instants were committed
+        by archived instants."""
+        return self._timeline_start
+
+    @property
+    def replaced_file_ids(self) -> frozenset[tuple[str, str]]:
+        """(partition path, file id) of the file groups replaced as of this view."""
+        return frozenset(self._replaced)
+
+    def latest_slices_of_entries(self, partition: str, entries: Iterable[FileEntry]) -> list[FileSlice]:
+        """:meth:`latest_file_slices` of one partition whose files a caller has listed already."""
+        known = self._latest.get(partition)
+        if known is None:
+            groups = self._groups.get(partition)
+            if groups is None:
+                groups = self._groups[partition] = self._build(partition, entries)
+            known = self._latest[partition] = [s for s in map(self._latest_merged, groups) if s is not None]
+        return list(known)
+
     # --- building --------------------------------------------------------------------------------
 
     def partitions(self) -> list[str]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_md.errors import InvalidOptionError
 from hudi_md.table.filenames import BaseFileName, LogFileName
@@ -65,32 +66,66 @@ def slices_to_arrow(
     holding ``partition_values(partition path)[name]`` (called once per partition).
     """
     ordered = sorted(slices, key=lambda s: (s.partition_path, s.file_id))
-    to_uri = uri if uri is not None else (lambda p: p)
-    columns: dict[str, pa.Array] = {
-        PARTITION_PATH: pa.array([s.partition_path for s in ordered], pa.string()),
-        FILE_ID: pa.array([s.file_id for s in ordered], pa.string()),
-        BASE_INSTANT: pa.array([s.base_instant for s in ordered], pa.string()),
-        BASE_FILE: pa.array(
-            [to_uri(s.base_file.path) if s.base_file else None for s in ordered], pa.string()
-        ),
-        BASE_FILE_SIZE: pa.array([s.base_file.size if s.base_file else None for s in ordered], pa.int64()),
-        LOG_FILES: pa.array(
-            [[to_uri(lf.path) for lf in s.log_files] for s in ordered], pa.list_(pa.string())
-        ),
-        LOG_FILE_SIZES: pa.array([[lf.size for lf in s.log_files] for s in ordered], pa.list_(pa.int64())),
-        TOTAL_SIZE: pa.array([s.total_size for s in ordered], pa.int64()),
-    }
+    rows = pa.table(
+        {
+            PARTITION_PATH: pa.array([s.partition_path for s in ordered], pa.string()),
+            FILE_ID: pa.array([s.file_id for s in ordered], pa.string()),
+            BASE_INSTANT: pa.array([s.base_instant for s in ordered], pa.string()),
+            BASE_FILE: pa.array([s.base_file.path if s.base_file else None for s in ordered], pa.string()),
+            BASE_FILE_SIZE: pa.array(
+                [s.base_file.size if s.base_file else None for s in ordered], pa.int64()
+            ),
+            LOG_FILES: pa.array([[lf.path for lf in s.log_files] for s in ordered], pa.list_(pa.string())),
+            LOG_FILE_SIZES: pa.array(
+                [[lf.size for lf in s.log_files] for s in ordered], pa.list_(pa.int64())
+            ),
+            TOTAL_SIZE: pa.array([s.total_size for s in ordered], pa.int64()),
+        },
+        schema=SLICE_SCHEMA,
+    )
+    return finish_rows(rows, uri=uri, partition_schema=partition_schema, partition_values=partition_values)
+
+
+def finish_rows(
+    rows: pa.Table,
+    *,
+    uri: Callable[[str], str] | None = None,
+    uri_prefix: str | None = None,
+    partition_schema: pa.Schema | None = None,
+    partition_values: Callable[[str], Mapping[str, Any]] | None = None,
+) -> pa.Table:
+    """Slice rows with table-relative paths (``slices_to_arrow``'s without ``uri``) made into what
+    a reader wants: paths mapped by ``uri`` (or, the same for every path, ``uri_prefix`` put
+    before them, column-wise), and the ``p:<name>`` partition value columns of
+    ``partition_schema`` (``partition_values`` called once per partition)."""
+    if uri_prefix is not None:
+        rows = _map_paths(rows, lambda paths: pc.binary_join_element_wise(uri_prefix, paths, ""))
+    elif uri is not None:
+        rows = _map_paths(
+            rows, lambda paths: pa.array([None if p is None else uri(p) for p in paths.to_pylist()], pa.string())
+        )
     if partition_schema is not None and len(partition_schema):
         if partition_values is None:
             raise ValueError("partition_schema needs partition_values")
-        known: dict[str, Mapping[str, Any]] = {}
-        for s in ordered:
-            if s.partition_path not in known:
-                known[s.partition_path] = partition_values(s.partition_path)
+        partitions = rows[PARTITION_PATH]
+        distinct = pc.unique(partitions)
+        known = [partition_values(p) for p in distinct.to_pylist()]
+        at = pc.index_in(partitions, value_set=distinct)
         for f in partition_schema:
-            values = [known[s.partition_path].get(f.name) for s in ordered]
-            columns[PARTITION_VALUE_PREFIX + f.name] = pa.array(values, f.type)
-    return pa.table(columns)
+            values = pa.array([k.get(f.name) for k in known], f.type)
+            rows = rows.append_column(pa.field(PARTITION_VALUE_PREFIX + f.name, f.type), values.take(at))
+    return rows
+
+
+def _map_paths(rows: pa.Table, mapped: Callable[[pa.Array], pa.Array]) -> pa.Table:
+    base = rows[BASE_FILE].combine_chunks()
+    logs = rows[LOG_FILES].combine_chunks()
+    new_base = mapped(base)
+    offsets = pc.subtract(logs.offsets, logs.offsets[0])  # a slice's offsets start where it does
+    new_logs = pa.ListArray.from_arrays(offsets, mapped(logs.flatten()), mask=logs.is_null())
+    return rows.set_column(rows.schema.get_field_index(BASE_FILE), BASE_FILE, new_base).set_column(
+        rows.schema.get_field_index(LOG_FILES), LOG_FILES, new_logs
+    )
 
 
 def slices_from_arrow(

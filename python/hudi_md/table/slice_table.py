@@ -1,0 +1,140 @@
+"""The latest file slices of many partitions as one Arrow table, built column-wise.
+
+A plan without a partition filter wants the latest slice of every file group of the table: at 100k
+partitions, building a :class:`FileGroup` and a :class:`FileSlice` object per group costs seconds
+in Python. Partitions holding base files only (every copy-on-write table, a compacted
+merge-on-read table) are sliced here column-wise, by the rules of :class:`FileSystemView`: names
+that are not base file names are ignored, files of instants the view does not see and file groups
+it knows replaced are dropped, and a file group's latest slice is its greatest base instant (of two
+base files of one instant, the greater name, as the view keeps). Partitions with log files are
+sliced by the view itself, one partition at a time, from the same listing rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_md.table.filenames import BASE_FILE_EXTENSIONS, BASE_FILE_PATTERN
+from hudi_md.table.fs_view import FileSlice, FileSystemView
+from hudi_md.table.listing import FileEntry
+from hudi_md.table.slice_rows import (
+    BASE_FILE,
+    BASE_FILE_SIZE,
+    BASE_INSTANT,
+    FILE_ID,
+    LOG_FILE_SIZES,
+    LOG_FILES,
+    PARTITION_PATH,
+    SLICE_SCHEMA,
+    TOTAL_SIZE,
+    slices_to_arrow,
+)
+
+__all__ = ["latest_slices_table", "wanted_files"]
+
+
+def latest_slices_table(view: FileSystemView, files: pa.Table) -> pa.Table:
+    """The latest merged slice of every file group in ``files`` (the live files of some partitions:
+    ``partition_path``, ``name``, ``size`` columns), as :data:`slice_rows.SLICE_SCHEMA` rows with
+    table-relative paths, sorted by partition path then file id — what
+    ``slices_to_arrow(view.latest_file_slices(partitions))`` gives, without a Python object per
+    file."""
+    partition = files["partition_path"]
+    is_log = pc.starts_with(files["name"], ".")
+    with_logs = pc.unique(pc.filter(partition, is_log))
+    base_only = files.filter(pc.invert(pc.or_(is_log, pc.is_in(partition, value_set=with_logs))))
+    parts = [_base_only_slices(view, base_only)]
+    if len(with_logs):
+        parts.append(_slices_of_partitions_with_logs(view, files, with_logs))
+    out = pa.concat_tables(parts)
+    return out.sort_by([(PARTITION_PATH, "ascending"), (FILE_ID, "ascending")])
+
+
+def _base_only_slices(view: FileSystemView, files: pa.Table) -> pa.Table:
+    parsed = pc.extract_regex(files["name"], BASE_FILE_PATTERN)
+    file_id = pc.struct_field(parsed, "file_id")
+    instant = pc.struct_field(parsed, "instant")
+    extension = pc.utf8_lower(pc.struct_field(parsed, "extension"))
+    known_extension = pc.is_in(extension, value_set=pa.array(sorted(BASE_FILE_EXTENSIONS)))
+    keep = pc.and_kleene(pc.is_valid(parsed), known_extension)
+    keep = pc.fill_null(pc.and_(keep, _visible(view, instant)), False)
+    replaced = view.replaced_file_ids
+    if replaced:
+        group = pc.binary_join_element_wise(files["partition_path"], file_id, "\x00")
+        gone = pa.array(sorted(f"{p}\x00{f}" for p, f in replaced), pa.string())
+        keep = pc.and_(keep, pc.invert(pc.fill_null(pc.is_in(group, value_set=gone), False)))
+    rows = pa.table(
+        {
+            PARTITION_PATH: files["partition_path"],
+            FILE_ID: file_id,
+            BASE_INSTANT: instant,
+            "name": files["name"],
+            BASE_FILE_SIZE: files["size"],
+        }
+    ).filter(keep)
+    rows = rows.sort_by([(c, "ascending") for c in (PARTITION_PATH, FILE_ID, BASE_INSTANT, "name")])
+    n = rows.num_rows
+    if n:
+        # the last row of each (partition, file id) run: its latest base instant, greatest name
+        p, f = rows[PARTITION_PATH], rows[FILE_ID]
+        changes = pc.or_(
+            pc.not_equal(p.slice(1), p.slice(0, n - 1)), pc.not_equal(f.slice(1), f.slice(0, n - 1))
+        )
+        last = np.append(changes.to_numpy(zero_copy_only=False), True)
+        rows = rows.filter(pa.array(last))
+    partition = rows[PARTITION_PATH]
+    base_file = pc.if_else(
+        pc.equal(partition, ""), rows["name"], pc.binary_join_element_wise(partition, rows["name"], "/")
+    )
+    no_logs = pa.array(np.zeros(rows.num_rows + 1, np.int32))
+    empty_strings = pa.ListArray.from_arrays(no_logs, pa.array([], pa.string()))
+    empty_sizes = pa.ListArray.from_arrays(no_logs, pa.array([], pa.int64()))
+    return pa.table(
+        {
+            PARTITION_PATH: partition,
+            FILE_ID: rows[FILE_ID],
+            BASE_INSTANT: rows[BASE_INSTANT],
+            BASE_FILE: base_file,
+            BASE_FILE_SIZE: rows[BASE_FILE_SIZE],
+            LOG_FILES: empty_strings,
+            LOG_FILE_SIZES: empty_sizes,
+            TOTAL_SIZE: rows[BASE_FILE_SIZE],
+        },
+        schema=SLICE_SCHEMA,
+    )
+
+
+def _visible(view: FileSystemView, instant: pa.ChunkedArray) -> pa.ChunkedArray:
+    """``FileSystemView``'s commit rule, column-wise: an instant the view sees completed, or one
+    older than the active timeline (and not after ``as_of``)."""
+    committed = pc.is_in(instant, value_set=pa.array(sorted(view.committed_instants), pa.string()))
+    start = view.timeline_start
+    if start is None:
+        return committed
+    archived = pc.less(instant, start)
+    if view.as_of is not None:
+        archived = pc.and_(archived, pc.less_equal(instant, view.as_of))
+    return pc.or_(committed, archived)
+
+
+def _slices_of_partitions_with_logs(view: FileSystemView, files: pa.Table, partitions: pa.Array) -> pa.Table:
+    rows = files.filter(pc.is_in(files["partition_path"], value_set=partitions))
+    rows = rows.sort_by([("partition_path", "ascending"), ("name", "ascending")])
+    slices: list[FileSlice] = []
+    entries: dict[str, list[FileEntry]] = {}
+    for p, name, size in zip(*(rows[c].to_pylist() for c in ("partition_path", "name", "size")), strict=True):
+        entries.setdefault(p, []).append(FileEntry(name, size))
+    for p, listed in entries.items():
+        slices.extend(view.latest_slices_of_entries(p, listed))
+    return slices_to_arrow(slices)
+
+
+def wanted_files(files: pa.Table, partitions: Sequence[str] | None) -> pa.Table:
+    """The rows of ``files`` in ``partitions`` (None: all of them)."""
+    if partitions is None:
+        return files
+    return files.filter(pc.is_in(files["partition_path"], value_set=pa.array(list(partitions), pa.string())))
