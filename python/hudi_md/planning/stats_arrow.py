@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import datetime
 import operator
+import threading
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -44,6 +46,7 @@ from hudi_md.planning.evaluators import (
 )
 from hudi_md.planning.expressions import BoundReference, Expression
 from hudi_md.planning.visitors import BoundBooleanExpressionVisitor, visit
+from hudi_md.table.state import SnapshotCache
 
 __all__ = [
     "HAS_STATS",
@@ -52,6 +55,7 @@ __all__ = [
     "arrow_might_match",
     "bound_type",
     "build_stats_table",
+    "cached_stats_table",
     "entry_rows",
     "rows_to_keep",
     "stats_field",
@@ -478,3 +482,26 @@ def entry_rows(keys: Sequence[Hashable]) -> dict[Hashable, int] | None:
     """Each entry's row, or None when an entry repeats (then rows do not name entries)."""
     rows = {k: i for i, k in enumerate(keys)}
     return rows if len(rows) == len(keys) else None
+
+
+# Stats tables built from one MDT reader's statistics. A reader belongs to one state, a snapshot,
+# so a plan repeated on it (the planner keeps states) reuses them, as the reader reuses its records;
+# they go with the reader.
+_TABLES: weakref.WeakKeyDictionary[Any, SnapshotCache] = weakref.WeakKeyDictionary()
+_TABLES_LOCK = threading.Lock()
+
+
+def cached_stats_table(
+    owner: Any, key: Hashable, build: Callable[[], StatsTable | None]
+) -> StatsTable | None:
+    """The stats table ``build`` makes, kept for as long as ``owner`` (the MDT reader) lives."""
+    with _TABLES_LOCK:
+        cache = _TABLES.get(owner)
+        if cache is None:
+            cache = _TABLES[owner] = SnapshotCache(size=8)
+    known = cache.get(key)
+    if known is None:
+        known = build()
+        if known is not None:
+            cache.put(key, known)
+    return known
