@@ -15,7 +15,8 @@ rows. Both ways run in this process on the same table, alternating:
 ``cold``: ``open_table(path).plan(filter)`` on a newly opened table (timeline, MDT, schema read);
 ``warm``: the plan repeated on that opened table with its plan results forgotten
 (``table.plan_results = SnapshotCache()``: what the planner process does for a new query on a
-state it keeps), median of ``--repeats``. The selected files of both ways must be identical.
+state it keeps), median of ``--repeats``; ``--rounds`` cold plans per way, alternating which way
+goes first (medians recorded). The selected files of both ways must be identical.
 Appends one line to benchmarks/results/stats_pruning.jsonl.
 """
 
@@ -66,16 +67,28 @@ def main() -> None:
     ap.add_argument("--table", default=str(ROOT / "build" / "plan-scale" / "t100000"))
     ap.add_argument("--filter", default='[("v", ">=", 495000)]')
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2, help="cold plans per way (alternating order)")
     ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results" / "stats_pruning.jsonl")
     args = ap.parse_args()
     filters = ast.literal_eval(args.filter)
     arrow_min = planner.ARROW_MIN_ENTRIES
     runs: dict[str, dict[str, Any]] = {}
-    for way in ("scalar", "arrow"):
+    # alternating rounds, so neither way always runs on the colder page cache
+    order = [way for r in range(args.rounds) for way in (("scalar", "arrow"), ("arrow", "scalar"))[r % 2]]
+    for way in order:
         planner.ARROW_MIN_ENTRIES = 10**12 if way == "scalar" else arrow_min
-        runs[way] = measure(args.table, filters, args.repeats)
-        print(way, {k: v for k, v in runs[way].items() if k != "files"}, flush=True)
+        run = measure(args.table, filters, args.repeats)
+        print(way, {k: v for k, v in run.items() if k != "files"}, flush=True)
+        if way in runs:
+            assert run["files"] == runs[way]["files"]
+            runs[way]["cold_all_s"].append(run["cold_s"])
+            runs[way]["warm_all_s"] += run["warm_all_s"]
+        else:
+            runs[way] = {**run, "cold_all_s": [run["cold_s"]]}
     planner.ARROW_MIN_ENTRIES = arrow_min
+    for run in runs.values():
+        run["cold_s"] = round(statistics.median(run["cold_all_s"]), 4)
+        run["warm_s"] = round(statistics.median(run["warm_all_s"]), 5)
     same = runs["scalar"]["files"] == runs["arrow"]["files"]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     record = {
@@ -84,6 +97,7 @@ def main() -> None:
         "commit": commit.stdout.strip(),
         "machine": f"{platform.machine()} {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}",
         "repeats": args.repeats,
+        "rounds": args.rounds,
         "selected_files": len(runs["arrow"]["files"]),
         "selected_files_identical": same,
         "scalar": {k: v for k, v in runs["scalar"].items() if k != "files"},
