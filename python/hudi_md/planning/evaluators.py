@@ -54,10 +54,12 @@ __all__ = [
     "FileColumnStats",
     "fully_answered_by_partitions",
     "inclusive_projection",
+    "is_nan_value",
     "partition_evaluator",
     "row_evaluator",
     "stats_evaluator",
     "to_arrow_expression",
+    "value_kind",
 ]
 
 ROWS_MIGHT_MATCH = True
@@ -180,7 +182,7 @@ class _ArrowVisitor(BoundBooleanExpressionVisitor[pc.Expression]):
 # --------------------------------------------------------------------------- comparisons
 
 
-def _kind(value: Any) -> str | None:
+def value_kind(value: Any) -> str | None:
     """Values of the same kind compare meaningfully; ``None`` means "do not compare"."""
     if isinstance(value, bool):
         return "bool"
@@ -198,7 +200,7 @@ def _kind(value: Any) -> str | None:
     return None
 
 
-def _is_nan(value: Any) -> bool:
+def is_nan_value(value: Any) -> bool:
     try:
         return isinstance(value, (float, Decimal)) and math.isnan(value)
     except (TypeError, ValueError):
@@ -213,8 +215,8 @@ def _holds(left: Any, cmp: Callable[[Any, Any], bool], right: Any) -> bool:
     """
     if left is None or right is None:
         return False
-    kind = _kind(left)
-    if kind is None or kind != _kind(right) or _is_nan(left) or _is_nan(right):
+    kind = value_kind(left)
+    if kind is None or kind != value_kind(right) or is_nan_value(left) or is_nan_value(right):
         return False
     try:
         return bool(cmp(left, right))
@@ -329,13 +331,13 @@ class _PartitionVisitor(BoundBooleanExpressionVisitor[bool]):
             return ROWS_MIGHT_MATCH
         if value is None:
             return False  # comparisons with null are unknown, never true
-        if _kind(value) is None or _is_nan(value):
+        if value_kind(value) is None or is_nan_value(value):
             return ROWS_MIGHT_MATCH
         return test(value)
 
     def _compare(self, ref: BoundReference, cmp: Callable[[Any, Any], bool], literal: Any) -> bool:
         def test(value: Any) -> bool:
-            if _kind(value) != _kind(literal) or _is_nan(literal):
+            if value_kind(value) != value_kind(literal) or is_nan_value(literal):
                 return ROWS_MIGHT_MATCH
             try:
                 return bool(cmp(value, literal))
@@ -372,7 +374,7 @@ class _PartitionVisitor(BoundBooleanExpressionVisitor[bool]):
 
     def _prefix(self, ref: BoundReference, prefix: Any, expected: bool) -> bool:
         def test(value: Any) -> bool:
-            if _kind(value) != _kind(prefix):
+            if value_kind(value) != value_kind(prefix):
                 return ROWS_MIGHT_MATCH
             return (_head(value, len(prefix)) == prefix) is expected
 
@@ -386,8 +388,8 @@ class _PartitionVisitor(BoundBooleanExpressionVisitor[bool]):
 
     def _membership(self, ref: BoundReference, values: frozenset[Any], expected: bool) -> bool:
         def test(v: Any) -> bool:
-            kind = _kind(v)
-            if any(_kind(x) != kind for x in values):
+            kind = value_kind(v)
+            if any(value_kind(x) != kind for x in values):
                 return ROWS_MIGHT_MATCH
             return (v in values) is expected
 

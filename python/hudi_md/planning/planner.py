@@ -8,11 +8,13 @@ that does not carry the column value), the partition or slice is kept.
 from __future__ import annotations
 
 import logging
+import operator
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -25,6 +27,14 @@ from hudi_md.planning.evaluators import (
 )
 from hudi_md.planning.expressions import Expression
 from hudi_md.planning.partition_keys import partition_keys
+from hudi_md.planning.stats_arrow import (
+    StatsTable,
+    arrow_might_match,
+    build_stats_table,
+    cached_stats_table,
+    entry_rows,
+    rows_to_keep,
+)
 from hudi_md.planning.visitors import referenced_columns
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.partitions import PartitionScheme
@@ -33,7 +43,7 @@ from hudi_md.table.slice_table import latest_slices_table, wanted_files
 from hudi_md.table.state import TableState
 
 if TYPE_CHECKING:
-    from hudi_md.metadata.reader import ColumnStat
+    from hudi_md.metadata.reader import ColumnStat, MetadataTable
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +53,9 @@ COLUMNAR_MIN_PARTITIONS = 256
 # slice rows of every partition, per file-system view (a view is one snapshot of a table state)
 _SLICE_ROWS: weakref.WeakKeyDictionary[FileSystemView, tuple[int, pa.Table]] = weakref.WeakKeyDictionary()
 RECORD_INDEX_MAX_KEYS = 10_000
+# From this many partitions or slices, stats pruning runs over one Arrow table of the stats; below
+# it, a Python call per entry costs less than building the table.
+ARROW_MIN_ENTRIES = 64
 
 
 class ScanPlan:
@@ -134,6 +147,38 @@ def _stats_columns(table: TableState, expr: Expression, schema: pa.Schema) -> li
     return [c for c in referenced_columns(expr) if schema.get_field_index(c) >= 0 and c not in exact]
 
 
+def _file_names(file_slice: FileSlice) -> list[str]:
+    base = [file_slice.base_file.name] if file_slice.base_file else []
+    return base + [lf.name for lf in file_slice.log_files]
+
+
+def _rows_to_keep(
+    mdt: MetadataTable,
+    index: str,
+    columns: list[str],
+    partitions: list[str],
+    entries: Sequence[Hashable],
+    entry_of: Callable[[ColumnStat], Hashable],
+    expr: Expression,
+    schema: pa.Schema,
+) -> np.ndarray | None:
+    """The entries (by position) that ``index``'s stats do not rule out, decided over one Arrow
+    table of the stats; None when Arrow cannot decide it exactly (then the scalar path does)."""
+
+    def build() -> StatsTable | None:
+        rows = entry_rows(entries)
+        if rows is None:
+            return None
+        stats = mdt.partition_stats if index == "partition_stats" else mdt.column_stats
+        return build_stats_table(stats(columns, partitions), entry_of, rows, schema)
+
+    table = cached_stats_table(mdt, (index, tuple(columns), schema, tuple(entries)), build)
+    if table is None:
+        return None
+    might = arrow_might_match(expr, schema, table)
+    return None if might is None else rows_to_keep(might, table)
+
+
 def prune_by_partition_stats(
     table: TableState, partitions: list[str], expr: Expression, schema: pa.Schema
 ) -> list[str]:
@@ -143,6 +188,19 @@ def prune_by_partition_stats(
     columns = _stats_columns(table, expr, schema)
     if not columns:
         return partitions
+    if len(partitions) >= ARROW_MIN_ENTRIES:
+        rows = _rows_to_keep(
+            mdt,
+            "partition_stats",
+            columns,
+            partitions,
+            partitions,
+            operator.attrgetter("partition_path"),
+            expr,
+            schema,
+        )
+        if rows is not None:
+            return [partitions[i] for i in rows.tolist()]
     stats = _stats_map(mdt.partition_stats(columns, partitions), lambda s: s.partition_path)
     might_match = stats_evaluator(expr, schema)
     return [p for p in partitions if p not in stats or might_match(stats[p])]
@@ -160,11 +218,26 @@ def prune_by_column_stats(
     if not columns:
         return slices
     partitions = sorted({s.partition_path for s in slices})
+    if len(slices) >= ARROW_MIN_ENTRIES:
+        files = [(i, s.partition_path, n) for i, s in enumerate(slices) for n in _file_names(s)]
+        rows = _rows_to_keep(
+            mdt,
+            "column_stats",
+            columns,
+            partitions,
+            [(p, n) for _, p, n in files],
+            operator.attrgetter("partition_path", "file_name"),
+            expr,
+            schema,
+        )
+        if rows is not None:
+            # a slice is kept when any of its files is
+            return [slices[i] for i in np.unique(np.array([i for i, _, _ in files], np.int64)[rows]).tolist()]
     stats = _stats_map(mdt.column_stats(columns, partitions), lambda s: (s.partition_path, s.file_name))
     might_match = stats_evaluator(expr, schema)
     kept = []
     for s in slices:
-        names = ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
+        names = _file_names(s)
         # A file without any stats record is unknown: keep the slice.
         if any(
             (s.partition_path, n) not in stats or might_match(stats[(s.partition_path, n)]) for n in names

@@ -102,7 +102,8 @@ def finish_rows(
         rows = _map_paths(rows, lambda paths: pc.binary_join_element_wise(uri_prefix, paths, ""))
     elif uri is not None:
         rows = _map_paths(
-            rows, lambda paths: pa.array([None if p is None else uri(p) for p in paths.to_pylist()], pa.string())
+            rows,
+            lambda paths: pa.array([None if p is None else uri(p) for p in paths.to_pylist()], pa.string()),
         )
     if partition_schema is not None and len(partition_schema):
         if partition_values is None:
