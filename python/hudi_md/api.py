@@ -11,6 +11,7 @@ import pyarrow as pa
 from hudi_md.errors import InvalidOptionError, MetastoreError
 from hudi_md.metadata.reader import open_metadata_table
 from hudi_md.metastore.options import metaserver_uri
+from hudi_md.planning.column_stats_mode import ColumnStatsEngine
 from hudi_md.planning.expressions import Expression
 from hudi_md.planning.filters import Filters as PyarrowFilters
 from hudi_md.planning.filters import to_expression
@@ -93,13 +94,17 @@ class Table(TableState):
         as_of: str | None = None,
         *,
         read_optimized: bool = False,
+        column_stats_engine: ColumnStatsEngine | None = None,
     ) -> ScanPlan:
-        """A :class:`~hudi_md.planning.planner.ScanPlan`: the slices to read and pruning counters."""
+        """A :class:`~hudi_md.planning.planner.ScanPlan`: the slices to read and pruning counters.
+        ``column_stats_engine``: where column_stats pruning runs past Hudi's in-memory threshold
+        (``hudi_md.spark.plan`` passes a Spark one); None: in this process."""
         return plan_scan(
             self,
             self.to_expression(filters),
             as_of=self.resolve_instant(as_of),
             read_optimized=read_optimized,
+            column_stats_engine=column_stats_engine,
         )
 
     def file_slices(self, filters: Filters = None, as_of: str | None = None) -> pa.Table:

@@ -105,13 +105,24 @@ class KeySelection:
 class MetadataTable:
     """The MDT of one data table, as of the data timeline it was opened with."""
 
-    def __init__(self, data_storage: Storage, data_config: TableConfig, data_timeline: Timeline) -> None:
+    def __init__(
+        self,
+        data_storage: Storage,
+        data_config: TableConfig,
+        data_timeline: Timeline,
+        *,
+        mdt_timeline: Timeline | None = None,
+    ) -> None:
+        """``mdt_timeline``: the MDT's timeline as another process read it (Spark executors read
+        slices with the driver's timelines, so log-block validity is the driver's); else loaded."""
         self.data_config = data_config
         self.data_timeline = data_timeline
         self.storage = data_storage.child(METADATA_FOLDER)
         self.config = TableConfig.load(self.storage)
-        self.timeline = Timeline.load(
-            self.storage, self.config.timeline_path, self.config.timeline_layout_version
+        self.timeline = (
+            mdt_timeline
+            if mdt_timeline is not None
+            else Timeline.load(self.storage, self.config.timeline_path, self.config.timeline_layout_version)
         )
         self.available_partitions = set(data_config.metadata_partitions)
         self.valid_instants = self._valid_instants()
@@ -527,20 +538,7 @@ class MetadataTable:
                     partition = ""
             if partition is None:
                 continue  # not asked for, or stats of a partition that no longer exists
-            out.append(
-                ColumnStat(
-                    partition_path=partition,
-                    file_name=cs.get("fileName") or "",
-                    column_name=cs.get("columnName") or "",
-                    min_value=cs.get("minValue"),
-                    max_value=cs.get("maxValue"),
-                    null_count=cs.get("nullCount"),
-                    value_count=cs.get("valueCount"),
-                    total_size=cs.get("totalSize"),
-                    total_uncompressed_size=cs.get("totalUncompressedSize"),
-                    is_tight_bound=bool(cs.get("isTightBound")),
-                )
-            )
+            out.append(column_stat_of(partition, rec))
         out.sort(key=lambda s: (s.column_name, s.partition_path, s.file_name))
         return out
 
@@ -582,6 +580,23 @@ class MetadataTable:
                 "bloom_filter": bloom.get("bloomFilter"),
             }
         return out
+
+
+def column_stat_of(partition: str, record: Record) -> ColumnStat:
+    """A merged ``column_stats`` / ``partition_stats`` record of ``partition`` as a ColumnStat."""
+    cs = record["ColumnStatsMetadata"]
+    return ColumnStat(
+        partition_path=partition,
+        file_name=cs.get("fileName") or "",
+        column_name=cs.get("columnName") or "",
+        min_value=cs.get("minValue"),
+        max_value=cs.get("maxValue"),
+        null_count=cs.get("nullCount"),
+        value_count=cs.get("valueCount"),
+        total_size=cs.get("totalSize"),
+        total_uncompressed_size=cs.get("totalUncompressedSize"),
+        is_tight_bound=bool(cs.get("isTightBound")),
+    )
 
 
 # --- Arrow views -------------------------------------------------------------------------------

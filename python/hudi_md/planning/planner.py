@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_md.planning.binding import bind
+from hudi_md.planning.column_stats_mode import ColumnStatsEngine, ColumnStatsRequest, wants_engine
 from hudi_md.planning.evaluators import (
     ColumnStats,
     partition_evaluator,
@@ -366,17 +367,27 @@ def plan_scan(
     as_of: str | None = None,
     read_optimized: bool = False,
     use_indexes: bool = True,
+    column_stats_engine: ColumnStatsEngine | None = None,
 ) -> ScanPlan:
     """The slices a query reads. A state is a snapshot: a plan asked for again (same filter and
-    options) is answered from memory, as a repeated query on an unchanged table is."""
-    key = (id(table.timeline), expr, as_of, read_optimized, use_indexes)
+    options) is answered from memory, as a repeated query on an unchanged table is.
+    ``column_stats_engine``: where column_stats pruning runs when Hudi's in-memory threshold is
+    passed (:mod:`hudi_md.planning.column_stats_mode`); None: in this process."""
+    key = (id(table.timeline), expr, as_of, read_optimized, use_indexes, column_stats_engine)
     try:
         hash(key)
     except TypeError:  # a literal that does not hash (never the case for parsed filters)
         key = None
     known = table.plan_results.get(key) if key is not None else None
     if known is None:
-        known = _plan_scan(table, expr, as_of=as_of, read_optimized=read_optimized, use_indexes=use_indexes)
+        known = _plan_scan(
+            table,
+            expr,
+            as_of=as_of,
+            read_optimized=read_optimized,
+            use_indexes=use_indexes,
+            column_stats_engine=column_stats_engine,
+        )
         if key is not None:
             table.plan_results.put(key, known)
     return known.copy()
@@ -389,6 +400,7 @@ def _plan_scan(
     as_of: str | None,
     read_optimized: bool,
     use_indexes: bool,
+    column_stats_engine: ColumnStatsEngine | None = None,
 ) -> ScanPlan:
     counters: dict[str, int] = {}
     schema = table.schema if expr is not None else None
@@ -436,6 +448,29 @@ def _plan_scan(
             if by_key is not None:
                 slices = by_key
                 counters["file_slices_after_record_index"] = len(slices)
-        slices = prune_by_column_stats(table, slices, expr, schema)
+        kept = _column_stats_on_engine(table, slices, expr, schema, counters, column_stats_engine)
+        slices = kept if kept is not None else prune_by_column_stats(table, slices, expr, schema)
         counters["file_slices_after_column_stats"] = len(slices)
     return ScanPlan(slices=slices, counters=counters)
+
+
+def _column_stats_on_engine(
+    table: TableState,
+    slices: list[FileSlice],
+    expr: Expression,
+    schema: pa.Schema,
+    counters: dict[str, int],
+    engine: ColumnStatsEngine | None,
+) -> list[FileSlice] | None:
+    """The slices the engine keeps when Hudi's rule sends the column_stats read there, else None
+    (pruned in process; ``column_stats_distributed`` says which ran, when the step reads stats)."""
+    mdt = table.metadata_table
+    if mdt is None or "column_stats" not in mdt.available_partitions or not slices:
+        return None
+    columns = _stats_columns(table, expr, schema)
+    if not columns or not wants_engine(table.options, len(slices), len(columns)):
+        return None
+    request = ColumnStatsRequest(table, slices, expr, schema, tuple(columns))
+    kept = engine(request, counters) if engine is not None else None
+    counters["column_stats_distributed"] = int(kept is not None)
+    return kept

@@ -6,6 +6,7 @@ source's session wiring, and its planner.
 >>> spark.read.format("hudi-md").load(path)
 """
 
+from hudi_md.spark.distributed_plan import plan
 from hudi_md.spark.session import configure, jar_name, jar_path
 
-__all__ = ["configure", "jar_name", "jar_path"]
+__all__ = ["configure", "jar_name", "jar_path", "plan"]

@@ -1,0 +1,212 @@
+"""Distributed planning (``hudi_md.spark.plan``): column_stats pruning as a Spark job.
+
+A table written by hudi-md with 2,000 files (one per partition, partition stats off so that
+column_stats does the pruning), whose column_stats MDT partition has four file groups, each a base
+HFile (the MDT was compacted) and log blocks of a later upsert. Hudi's in-memory threshold
+(``hoodie.metadata.index.column.stats.inMemory.projection.threshold``) is set below the plan's
+projection (file slices x filtered columns), so the plan runs on Spark; it must keep exactly the
+slices of the in-process plan, and the files Spark's own Parquet reader finds matching rows in
+must all be kept (and counting rows through the plan gives Spark's count). The planner process's
+Python memory for the step is measured with tracemalloc against the in-process step's. An MDT
+deltacommit of a data instant still inflight is ignored on the executors as in process.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import hudi_md
+from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.records_builder import ColumnRange, column_stats_record
+from hudi_md.metadata.writer import MetadataTableWriter
+from hudi_md.planning.column_stats_mode import IN_MEMORY_PROJECTION_THRESHOLD, ColumnStatsRequest
+from hudi_md.planning.planner import prune_by_column_stats
+from hudi_md.spark.distributed_plan import SparkColumnStats
+from hudi_md.table.timeline_writer import PendingInstant, new_instant_time
+from hudi_md.write.writer import HudiWriter
+
+PARTITIONS = 2000
+ROWS = 2 * PARTITIONS
+OPTIONS = {
+    "hoodie.table.name": "dplan",
+    "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.partitionpath.field": "dt",
+    "hoodie.parquet.bloom.filter.enabled": "false",
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.index.partition.stats.enable": "false",
+    "hoodie.metadata.index.column.stats.file.group.count": "4",
+}
+# below every plan's projection here (2,000 slices x 1..3 columns): the engine runs
+BUDGET = {IN_MEMORY_PROJECTION_THRESHOLD: "1000"}
+
+# (filters, the same predicate in Spark SQL, whether a file's columns must meet in a shuffle)
+CASES = [
+    ([("v", "<", 100)], "v < 100", False),
+    ([[("v", "<", 100)], [("w", "<", 50)]], "v < 100 OR w < 50", True),
+    ([("s", "=", "s003"), ("v", "<", 900)], "s = 's003' AND v < 900", False),
+    (
+        [("v", ">=", 3000), ("w", "<", 3000), ("s", "in", ["s001", "s050"])],
+        "v >= 3000 AND w < 3000 AND s IN ('s001', 's050')",
+        False,
+    ),
+]
+
+
+def _rows(ids: range, bump: int = 0) -> pa.Table:
+    return pa.table(
+        {
+            "id": [f"k{i}" for i in ids],
+            "dt": [f"p{i // 2:05d}" for i in ids],
+            "v": [i + bump for i in ids],
+            "w": [(i * 7) % ROWS for i in ids],
+            "s": [f"s{i % 97:03d}" for i in ids],
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def table_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("dplan") / "t"
+    # the MDT compacts after its first deltacommit: column_stats file groups get base HFiles
+    hudi_md.write(
+        _rows(range(ROWS)),
+        str(path),
+        operation="insert",
+        options={**OPTIONS, "hoodie.metadata.compact.max.delta.commits": "1"},
+    )
+    # an upsert moving some values: new file versions whose stats are in MDT log blocks
+    hudi_md.write(_rows(range(0, ROWS, 50), bump=10_000), str(path), operation="upsert", options=OPTIONS)
+    groups = sorted((path / ".hoodie" / "metadata" / K.COLUMN_STATS).iterdir())
+    assert any(g.suffix == ".hfile" for g in groups), "the column_stats file groups have base HFiles"
+    assert any(".log." in g.name for g in groups), "and log files after them"
+    return path
+
+
+def _slice_keys(slices: list[Any]) -> list[tuple[str, str, str]]:
+    return sorted((s.partition_path, s.file_id, s.base_file.name if s.base_file else "") for s in slices)
+
+
+def _base_files(path: Path, slices: list[Any]) -> set[str]:
+    return {str(path / s.partition_path / s.base_file.name) for s in slices}
+
+
+@pytest.mark.parametrize(("filters", "sql", "shuffled"), CASES, ids=[c[1] for c in CASES])
+def test_distributed_plan_is_the_in_process_plan_and_keeps_every_matching_file(
+    spark: Any, table_path: Path, oracle: Any, filters: list, sql: str, shuffled: bool
+) -> None:
+    from pyspark.sql import functions as F
+
+    distributed = hudi_md.spark.plan(spark, str(table_path), filters, options=BUDGET)
+    assert distributed.counters["column_stats_distributed"] == 1
+    assert distributed.counters["column_stats_tasks"] == 4
+    assert distributed.counters["column_stats_shuffled"] == int(shuffled)
+    assert distributed.counters["column_stats_executor_bytes_read"] > 0
+
+    # without a session: the same rule says the threshold is passed, and the plan says where it ran
+    local = hudi_md.spark.plan(None, str(table_path), filters, options=BUDGET)
+    assert local.counters["column_stats_distributed"] == 0
+    assert _slice_keys(distributed.slices) == _slice_keys(local.slices)
+    # under the threshold (Hudi's default), nothing changes: no engine, no counter
+    assert "column_stats_distributed" not in hudi_md.open_table(str(table_path)).plan(filters).counters
+    assert len(distributed.slices) < distributed.counters["file_slices"]
+
+    # the oracle: Spark's own Parquet reader over every latest base file (read once, cached)
+    rows = oracle.where(sql)
+    matching_files = {r[0] for r in rows.select("file").distinct().collect()}
+    kept = _base_files(table_path, distributed.slices)
+    assert matching_files, "the predicate matches rows"
+    assert matching_files <= kept, sorted(matching_files - kept)[:3]
+    through_plan = rows.where(F.col("file").isin(sorted(kept)))
+    assert through_plan.count() == rows.count()
+
+
+@pytest.fixture(scope="module")
+def oracle(spark: Any, table_path: Path) -> Any:
+    """Every row of the latest base files, read by Spark's Parquet reader, with its file's path."""
+    from pyspark.sql import functions as F
+
+    everything = hudi_md.open_table(str(table_path)).plan(None).slices
+    df = spark.read.parquet(*sorted(_base_files(table_path, everything)))
+    local = F.regexp_replace(F.input_file_name(), "^file:(//)?", "")
+    return df.withColumn("file", local).cache()
+
+
+def test_planner_memory_for_stats_stays_small_when_distributed(spark: Any, table_path: Path) -> None:
+    filters = CASES[3][0]
+
+    def measured(step: Any) -> tuple[int, list[Any], dict[str, int]]:
+        table = hudi_md.open_table(str(table_path), BUDGET)
+        slices = table.file_system_view(None).latest_file_slices(table.partitions())
+        expr = table.to_expression(filters)
+        counters: dict[str, int] = {}
+        tracemalloc.start()
+        try:
+            kept = step(table, slices, expr, counters)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        return peak, kept, counters
+
+    def in_process(table: Any, slices: list, expr: Any, counters: dict) -> list:
+        return prune_by_column_stats(table, slices, expr, table.schema)
+
+    def on_spark(table: Any, slices: list, expr: Any, counters: dict) -> list:
+        request = ColumnStatsRequest(table, slices, expr, table.schema, ("v", "w", "s"))
+        return SparkColumnStats(spark)(request, counters)
+
+    measured(on_spark)  # the first job starts Python workers; measure the second
+    local_peak, local_kept, _ = measured(in_process)
+    spark_peak, spark_kept, counters = measured(on_spark)
+    assert _slice_keys(spark_kept) == _slice_keys(local_kept)
+    assert counters["column_stats_tasks"] == 4
+    # the in-process step holds the stats of 2,000 files x 3 columns; the distributed one the
+    # answer only
+    assert spark_peak * 3 < local_peak, (spark_peak, local_peak)
+
+
+def _pending_mdt_stats(path: Path, partition: str, file_name: str) -> PendingInstant:
+    """A data instant left inflight whose MDT deltacommit completed (what a writer that died
+    before its commit leaves), carrying column_stats that, once valid, prune ``file_name``."""
+    writer = HudiWriter(str(path), OPTIONS)
+    state = writer.state()
+    instant = new_instant_time(after=state.timeline.instants[-1].requested_time)
+    pending = PendingInstant.begin(writer.timeline_writer(), instant, "commit")
+    # merged with the file's own record (counts add up, ranges widen), it says "only nulls"
+    nulls = ColumnRange("v", 6, 6, null_count=1000, value_count=0, total_size=0, total_uncompressed_size=0)
+    record = column_stats_record(partition, file_name, nulls, pa.int64())
+    MetadataTableWriter(writer.storage, state.config, OPTIONS).write_records(
+        instant, [record], partitions=[K.COLUMN_STATS]
+    )
+    return pending
+
+
+def test_log_blocks_of_an_inflight_instant_are_ignored_on_executors(
+    spark: Any, table_path: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    shutil.copytree(table_path, path)
+    filters = [("v", "<", 100)]
+    before = hudi_md.spark.plan(spark, str(path), filters, options=BUDGET)
+    target = next(s for s in before.slices if s.partition_path == "p00003")
+    pending = _pending_mdt_stats(path, target.partition_path, target.base_file.name)
+
+    distributed = hudi_md.spark.plan(spark, str(path), filters, options=BUDGET)
+    assert distributed.counters["column_stats_distributed"] == 1
+    assert _slice_keys(distributed.slices) == _slice_keys(before.slices)
+    local = hudi_md.open_table(str(path), BUDGET).plan(filters)
+    assert _slice_keys(local.slices) == _slice_keys(before.slices)
+
+    # once the data instant completes, the same block is valid: both prune the file
+    meta = commit_metadata_record({}, operation_type="UPSERT", extra_metadata={})
+    pending.complete(serialize_instant_metadata("commit", meta))
+    distributed = hudi_md.spark.plan(spark, str(path), filters, options=BUDGET)
+    local = hudi_md.open_table(str(path), BUDGET).plan(filters)
+    expected = [k for k in _slice_keys(before.slices) if k[0] != target.partition_path]
+    assert _slice_keys(distributed.slices) == _slice_keys(local.slices) == expected
