@@ -400,6 +400,7 @@ def plan_rows(table: TableState, rows: pa.Table) -> pa.Table:
         uri_prefix=table.storage.uri_prefix,
         partition_schema=pschema,
         partition_values=values,
+        partition_value_columns=lambda paths: scheme.typed_value_columns(paths, pschema),
     )
 
 

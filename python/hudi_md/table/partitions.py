@@ -159,6 +159,43 @@ class PartitionScheme:
                 return None
         return out
 
+    def typed_value_columns(self, paths: pa.Array, schema: pa.Schema) -> dict[str, pa.Array] | None:
+        """:meth:`typed_values` of many paths at once, column-wise, for the common case (string
+        and integer columns, values without escapes); None when a path or value needs the exact
+        per-path rules (the caller then asks :meth:`typed_values` path by path)."""
+        if not self.fields or not self.is_identity:
+            return None
+        types = {f: schema.field(f).type for f in self.fields if schema.get_field_index(f) >= 0}
+        if not all(pa.types.is_string(t) or pa.types.is_integer(t) for t in types.values()):
+            return None
+        if self.url_encoded and pc.any(pc.match_substring(paths, "%")).as_py():
+            return None
+        levels = pc.split_pattern(paths, "/")
+        if not pc.all(pc.equal(pc.list_value_length(levels), len(self.fields))).as_py():
+            return None
+        out: dict[str, pa.Array] = {}
+        for i, field in enumerate(self.fields):
+            part = pc.list_element(levels, i)
+            if self.hive_style:
+                prefix = field + "="
+                if not pc.all(pc.starts_with(part, prefix)).as_py():
+                    return None
+                part = pc.utf8_slice_codeunits(part, len(prefix))
+            if field not in types:
+                continue
+            value = pc.if_else(pc.equal(part, HIVE_DEFAULT_PARTITION), pa.scalar(None, pa.string()), part)
+            t = types[field]
+            if pa.types.is_integer(t):
+                # what int() reads the same way as Arrow's cast; anything else goes path by path
+                if not pc.all(pc.match_substring_regex(pc.drop_null(value), r"^-?[0-9]{1,18}$")).as_py():
+                    return None
+                try:
+                    value = pc.cast(value, t)
+                except pa.ArrowInvalid:
+                    return None
+            out[field] = value
+        return out
+
     def pruning_values(self, partition_path: str, schema: pa.Schema) -> dict[str, Any]:
         """Typed values to prune this partition by; a column left out is unknown (kept).
 

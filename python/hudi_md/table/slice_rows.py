@@ -93,11 +93,13 @@ def finish_rows(
     uri_prefix: str | None = None,
     partition_schema: pa.Schema | None = None,
     partition_values: Callable[[str], Mapping[str, Any]] | None = None,
+    partition_value_columns: Callable[[pa.Array], Mapping[str, pa.Array] | None] | None = None,
 ) -> pa.Table:
     """Slice rows with table-relative paths (``slices_to_arrow``'s without ``uri``) made into what
     a reader wants: paths mapped by ``uri`` (or, the same for every path, ``uri_prefix`` put
     before them, column-wise), and the ``p:<name>`` partition value columns of
-    ``partition_schema`` (``partition_values`` called once per partition)."""
+    ``partition_schema`` (``partition_values`` called once per partition, unless
+    ``partition_value_columns`` gives the columns for all the distinct partition paths at once)."""
     if uri_prefix is not None:
         rows = _map_paths(rows, lambda paths: pc.binary_join_element_wise(uri_prefix, paths, ""))
     elif uri is not None:
@@ -110,10 +112,15 @@ def finish_rows(
             raise ValueError("partition_schema needs partition_values")
         partitions = rows[PARTITION_PATH]
         distinct = pc.unique(partitions)
-        known = [partition_values(p) for p in distinct.to_pylist()]
         at = pc.index_in(partitions, value_set=distinct)
+        columns = partition_value_columns(distinct) if partition_value_columns is not None else None
+        if columns is None:
+            known = [partition_values(p) for p in distinct.to_pylist()]
+            columns = {f.name: pa.array([k.get(f.name) for k in known], f.type) for f in partition_schema}
         for f in partition_schema:
-            values = pa.array([k.get(f.name) for k in known], f.type)
+            values = columns.get(f.name)
+            if values is None:
+                values = pa.nulls(len(distinct), f.type)
             rows = rows.append_column(pa.field(PARTITION_VALUE_PREFIX + f.name, f.type), values.take(at))
     return rows
 
