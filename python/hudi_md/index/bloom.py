@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
+from hudi_md.formats.arrow_buffers import byte_buffers
 
 __all__ = [
     "DEFAULT_FPP",
@@ -395,9 +396,7 @@ class BloomFilter:
             return
         self._flush()  # keys added before go to their rows first
         column = keys.cast(pa.large_binary())
-        _, offsets_buf, data_buf = column.buffers()
-        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[column.offset : column.offset + len(column) + 1]
-        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        offsets, data = byte_buffers(column)
         lengths = np.diff(offsets)
         if not lengths.all():
             raise InvalidOptionError("bloom filter keys must not be empty")

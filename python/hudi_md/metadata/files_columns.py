@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.formats.arrow_buffers import strings_at
 from hudi_md.metadata import keys as K
 
 __all__ = ["FILES_TABLE_SCHEMA", "FilesRun", "decode_files_cells", "merge_files_runs"]
@@ -90,31 +91,10 @@ def _scalar_varint(buf: np.ndarray, pos: int) -> tuple[int, int]:
 
 
 def _strings(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.StringArray:
-    """UTF-8 strings at ``starts`` of ``lengths`` bytes, gathered into one Arrow array."""
-    offsets = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    total = int(offsets[-1])
-    # the byte positions to gather: +1 inside a string, a jump at the start of the next one
-    some = np.flatnonzero(lengths)
-    s, n, o = starts[some], lengths[some], offsets[:-1][some]
-    step = np.ones(total, np.int32 if len(buf) < 2**31 else np.int64)
-    if total:
-        step[0] = s[0]
-        step[o[1:]] = s[1:] - (s[:-1] + n[:-1]) + 1
-    data = buf[np.cumsum(step)] if total else np.zeros(0, np.uint8)
-    if total < 2**31:
-        arr = pa.StringArray.from_buffers(
-            len(lengths), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data.tobytes())
-        )
-    else:
-        arr = pa.LargeStringArray.from_buffers(
-            len(lengths), pa.py_buffer(offsets), pa.py_buffer(data.tobytes())
-        ).cast(pa.string())
     try:
-        arr.validate(full=True)  # the bytes must be UTF-8, as fastavro would insist
-    except pa.ArrowInvalid as e:
+        return strings_at(buf, starts, lengths)
+    except ValueError as e:  # the bytes must be UTF-8, as fastavro would insist
         raise _Unexpected from e
-    return arr
 
 
 def decode_files_cells(

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xxhash
 
+from hudi_md.formats.arrow_buffers import byte_buffers
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -83,9 +85,7 @@ def file_group_indexes_of_column(keys: pa.Array, num_file_groups: int) -> np.nda
         raise ValueError("MDT record keys must not be null")
     if not pa.types.is_string(keys.type) or not pc.all(pc.string_is_ascii(keys)).as_py():
         return np.asarray(file_group_indexes(keys.to_pylist(), num_file_groups), dtype=np.int64)
-    _, offsets_buf, data_buf = keys.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[keys.offset : keys.offset + len(keys) + 1]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    offsets, data = byte_buffers(keys)
     units = data[offsets[0] : offsets[-1]].astype(np.uint32)
     return _indexes_of_units(units, np.diff(offsets).astype(np.int64), num_file_groups)
 

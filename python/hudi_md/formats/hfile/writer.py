@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_md.errors import InvalidOptionError
+from hudi_md.formats.arrow_buffers import byte_buffers
 from hudi_md.formats.hfile._layout import (
     CHECKSUM_NULL,
     HEADER_SIZE,
@@ -565,17 +566,10 @@ class _Segments:
             values = _Segments.of(column.dictionary, what)
             codes = column.indices.to_numpy(zero_copy_only=False).astype(np.int64)
             return _Segments(values.buffer, values.starts[codes], values.lengths[codes])
-        if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type):
-            offset_type = np.int64
-        elif pa.types.is_string(column.type) or pa.types.is_binary(column.type):
-            offset_type = np.int32
-        else:
-            raise InvalidOptionError(f"{what} column must be string or binary, not {column.type}")
-        _, offsets_buf, data_buf = column.buffers()
-        offsets = np.frombuffer(offsets_buf, dtype=offset_type)[
-            column.offset : column.offset + len(column) + 1
-        ]
-        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        try:
+            offsets, data = byte_buffers(column)
+        except TypeError:
+            raise InvalidOptionError(f"{what} column must be string or binary, not {column.type}") from None
         starts = offsets[:-1].astype(np.int64)
         return _Segments(data, starts, offsets[1:].astype(np.int64) - starts)
 

@@ -1,0 +1,61 @@
+"""Arrow string and binary columns as numpy byte buffers, and back.
+
+The column-wise paths (HFile cells written from Arrow columns, record-index key routing, bloom
+filter keys, the ``files`` partition decoded with numpy) read the bytes of a string column without
+a Python object per value, and build string columns from byte positions in a buffer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["byte_buffers", "strings_at"]
+
+
+def byte_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, data)`` of a (large) string or binary array, without copying: value ``i`` is
+    ``data[offsets[i]:offsets[i + 1]]``; ``offsets`` has ``len(column) + 1`` int32 or int64
+    entries. A null value's bytes are empty; callers that refuse nulls check ``null_count``."""
+    t = column.type
+    if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        offset_type: type = np.int64
+    elif pa.types.is_string(t) or pa.types.is_binary(t):
+        offset_type = np.int32
+    else:
+        raise TypeError(f"not a string or binary column: {t}")
+    _, offsets_buf, data_buf = column.buffers()
+    if offsets_buf is None:  # an empty column may have no buffers
+        return np.zeros(1, offset_type), np.zeros(0, np.uint8)
+    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[column.offset : column.offset + len(column) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def strings_at(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.StringArray:
+    """A string array of the ``lengths[i]`` bytes at ``starts[i]`` of ``buf``, gathered in one
+    pass; ``ValueError`` when the bytes are not UTF-8."""
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    # the byte positions to gather: +1 inside a string, a jump at the start of the next one
+    some = np.flatnonzero(lengths)
+    s, n, o = starts[some], lengths[some], offsets[:-1][some]
+    step = np.ones(total, np.int32 if len(buf) < 2**31 else np.int64)
+    if total:
+        step[0] = s[0]
+        step[o[1:]] = s[1:] - (s[:-1] + n[:-1]) + 1
+    data = buf[np.cumsum(step)] if total else np.zeros(0, np.uint8)
+    if total < 2**31:
+        arr = pa.StringArray.from_buffers(
+            len(lengths), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data.tobytes())
+        )
+    else:
+        arr = pa.LargeStringArray.from_buffers(
+            len(lengths), pa.py_buffer(offsets), pa.py_buffer(data.tobytes())
+        ).cast(pa.string())
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid as e:
+        raise ValueError(f"not UTF-8: {e}") from e
+    return arr
