@@ -11,6 +11,7 @@ from pathlib import Path
 
 import fastavro
 import hudi
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -307,3 +308,27 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
         (r["partition_path"], r["file_id"], Path(r["base_file"]).name) for r in plan.rows.to_pylist()
     )
     assert ours == theirs
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_strings_gathered_from_byte_positions(seed: int) -> None:
+    """formats.arrow_buffers.strings_at: in buffer order (one Arrow take) or not (a gather)."""
+    from hudi_md.formats.arrow_buffers import strings_at
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice("abcé€😀/_=") for _ in range(400)).encode()
+    buf = np.frombuffer(text + bytes(16), np.uint8)
+    # character boundaries, so every span is UTF-8
+    cuts = sorted({i for i in range(len(text) + 1) if i == len(text) or (text[i] & 0xC0) != 0x80})
+    spans = []
+    for _ in range(rng.randrange(1, 60)):
+        a, b = sorted(rng.sample(cuts, 2)) if rng.random() < 0.9 else (cuts[3], cuts[3])
+        spans.append((a, b - a))
+    disjoint = [(cuts[i], cuts[i + rng.randrange(0, 3)] - cuts[i]) for i in range(0, len(cuts) - 3, 3)]
+    for ordered in (disjoint, sorted(spans), spans):
+        starts = np.array([s for s, _ in ordered], np.int64)
+        lengths = np.array([n for _, n in ordered], np.int64)
+        got = strings_at(buf, starts, lengths).to_pylist()
+        assert got == [text[s : s + n].decode() for s, n in ordered]
+    with pytest.raises(ValueError, match="UTF"):
+        strings_at(buf, np.array([text.index("é".encode()) + 1], np.int64), np.array([1], np.int64))
