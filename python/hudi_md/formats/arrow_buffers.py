@@ -37,7 +37,7 @@ def strings_at(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.S
     pass; ``ValueError`` when the bytes are not UTF-8."""
     n = len(lengths)
     ends = starts + lengths
-    if 0 < n and len(buf) < 2**31 and bool(np.all(starts[1:] >= ends[:-1])):
+    if n > 0 and len(buf) < 2**31 and bool(np.all(starts[1:] >= ends[:-1])):
         # In buffer order without overlaps (a decoder's usual output): one array over ``buf``
         # whose even values are the strings and odd values the bytes between them; Arrow copies
         # the even ones out.

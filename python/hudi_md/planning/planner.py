@@ -91,9 +91,6 @@ class ScanPlan:
             self._rows = slices_to_arrow(self._slices or [])
         return self._rows
 
-    def __len__(self) -> int:
-        return self._rows.num_rows if self._rows is not None else len(self._slices or [])
-
     def copy(self) -> ScanPlan:
         if self._rows is not None:
             return ScanPlan(self._slices, self.counters, rows=self._rows)
