@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from hudi_md.formats.arrow_buffers import strings_at
 from hudi_md.metadata import keys as K
+from hudi_md.metadata.records import Record, live_files, merge
 
 __all__ = ["FILES_TABLE_SCHEMA", "FilesRun", "decode_files_cells", "merge_files_runs"]
 
@@ -293,22 +294,17 @@ def merge_files_runs(runs: Sequence[FilesRun]) -> pa.Table | None:
 
 
 def _fold_deletions(entries: pa.Table, touched: pa.Table) -> pa.Table:
-    """Entries whose history holds a deletion, folded in order with ``records._merge_files``'s
-    rules: a deletion removes a live entry and keeps (replaces) a deleted one; a live entry after
-    a deleted one keeps the larger size."""
+    """Entries whose history holds a deletion, folded in order by :func:`records.merge` (the
+    record-wise rules: a deletion removes a live entry and replaces a deleted one, a live entry
+    after a deleted one keeps the larger size)."""
     wanted = touched.select(["key", "name"])
     rows = entries.join(wanted, ["key", "name"], join_type="inner").sort_by("seq")
-    state: dict[tuple[str, str], tuple[int, bool] | None] = {}
+    folded: dict[tuple[str, str], Record | None] = {}
     columns = [rows[c].to_pylist() for c in ("key", "name", "size", "deleted")]
     for key, name, size, deleted in zip(*columns, strict=True):
-        prev = state.get((key, name))
-        if prev is None:
-            state[(key, name)] = (size, deleted)
-        elif deleted:
-            state[(key, name)] = (size, True) if prev[1] else None
-        else:
-            state[(key, name)] = (max(prev[0], size), False)
-    live = [(k, n, v[0]) for (k, n), v in state.items() if v is not None and not v[1]]
+        entry = {"type": K.TYPE_FILES, "filesystemMetadata": {name: {"size": size, "isDeleted": deleted}}}
+        folded[(key, name)] = merge(folded.get((key, name)), entry)
+    live = [(k, n, s) for (k, _), rec in folded.items() for n, s in live_files(rec).items()]
     return pa.table(
         {
             "key": pa.array([k for k, _, _ in live], pa.string()),

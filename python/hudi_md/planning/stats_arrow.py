@@ -39,6 +39,7 @@ from hudi_md.planning.binding import bind
 from hudi_md.planning.evaluators import (
     IN_PREDICATE_LIMIT,
     ColumnStats,
+    ColumnStatsLike,
     FileColumnStats,
     is_nan_value,
     stats_evaluator,
@@ -71,23 +72,11 @@ def stats_field(column: str, part: str) -> str:
     return f"{column}.{part}"
 
 
-class NamedColumnStats(Protocol):
+class NamedColumnStats(ColumnStatsLike, Protocol):
     """One statistics record: a column's stats in one entry (``metadata.reader.ColumnStat``)."""
 
     @property
     def column_name(self) -> str: ...
-
-    @property
-    def min_value(self) -> Any: ...
-
-    @property
-    def max_value(self) -> Any: ...
-
-    @property
-    def null_count(self) -> int | None: ...
-
-    @property
-    def value_count(self) -> int | None: ...
 
 
 # --------------------------------------------------------------------------- types
