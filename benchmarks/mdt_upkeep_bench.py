@@ -6,9 +6,12 @@ A COW table (files, column_stats, partition_stats and record_index in the MDT) t
 upserts of ``--rows`` rows (half updates of existing keys, half inserts). After every commit the
 MDT's log files per file group are counted (in its latest slice, and on storage; the largest over
 all file groups and partitions), and
-each commit is timed. The same commits run on a copy of the table without the MDT: the ratio of
-commit times (MDT on / off) over the first and the last 10% of commits says whether the MDT's share
-grows with history. Results are appended to benchmarks/results/mdt_upkeep_bench.jsonl.
+each commit is timed, by the wall clock and by the CPU time of this process (the writer is
+single-threaded here, so CPU time is the commit's cost even on a machine shared with other work).
+The same commits run on a copy of the table without the MDT: the ratio of commit times (MDT on /
+off) over the first and the last 10% of commits says whether the MDT's share grows with history;
+the MDT's file count and the timelines' instant files say whether its storage stays bounded.
+Results are appended to benchmarks/results/mdt_upkeep_bench.jsonl.
 """
 
 from __future__ import annotations
@@ -83,18 +86,29 @@ def run(path: Path, mdt: bool, commits: int, n: int, table_rows: int, seed: int)
     rng = random.Random(seed)
     hudi_md.write(rows(list(range(table_rows)), 0), str(path), operation="bulk_insert", options=options(mdt))
     next_id = table_rows
-    times, latest, on_disk = [], [], []
+    times, cpu, latest, on_disk, mdt_files, instants = [], [], [], [], [], []
     for c in range(1, commits + 1):
         updates = rng.sample(range(next_id), n // 2)
         inserts = list(range(next_id, next_id + n - n // 2))
         next_id += len(inserts)
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         hudi_md.write(rows(updates + inserts, c), str(path), operation="upsert", options=options(mdt))
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
         in_slice, stored = mdt_log_files(path)
         latest.append(in_slice)
         on_disk.append(stored)
-    return {"times": times, "latest_slice_logs": latest, "stored_logs": on_disk}
+        mdt = path / ".hoodie" / "metadata"
+        mdt_files.append(sum(1 for f in mdt.rglob("*") if f.is_file()) if mdt.exists() else 0)
+        instants.append(sum(1 for f in (path / ".hoodie" / "timeline").iterdir() if f.is_file()))
+    return {
+        "times": times,
+        "cpu": cpu,
+        "latest_slice_logs": latest,
+        "stored_logs": on_disk,
+        "mdt_files": mdt_files,
+        "timeline_files": instants,
+    }
 
 
 def main() -> None:
@@ -111,8 +125,8 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
     tenth = max(1, args.commits // 10)
 
-    def ratio(sl: slice) -> float:
-        return round(statistics.median(on["times"][sl]) / statistics.median(off["times"][sl]), 3)
+    def ratio(sl: slice, measure: str = "times") -> float:
+        return round(statistics.median(on[measure][sl]) / statistics.median(off[measure][sl]), 3)
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO)
     result = {
@@ -131,6 +145,22 @@ def main() -> None:
         "ratio_on_off_first_10pct": ratio(slice(0, tenth)),
         "ratio_on_off_last_10pct": ratio(slice(-tenth, None)),
         "ratio_on_off_all": round(statistics.median(on["times"]) / statistics.median(off["times"]), 3),
+        "median_commit_cpu_s_mdt_on": round(statistics.median(on["cpu"]), 3),
+        "median_commit_cpu_s_mdt_off": round(statistics.median(off["cpu"]), 3),
+        "cpu_ratio_on_off_first_10pct": ratio(slice(0, tenth), "cpu"),
+        "cpu_ratio_on_off_last_10pct": ratio(slice(-tenth, None), "cpu"),
+        "cpu_ratio_on_off_all": ratio(slice(None), "cpu"),
+        "mdt_files_max": max(on["mdt_files"]),
+        "mdt_files_last": on["mdt_files"][-1],
+        "timeline_files_max": max(on["timeline_files"]),
+        "timeline_files_last": on["timeline_files"][-1],
+        "load_after": os.getloadavg(),
+        # every 10th commit, for the plot of the counts over history
+        "latest_slice_logs_every_10": on["latest_slice_logs"][9::10],
+        "stored_logs_every_10": on["stored_logs"][9::10],
+        "mdt_files_every_10": on["mdt_files"][9::10],
+        "cpu_on_every_10": [round(x, 3) for x in on["cpu"][9::10]],
+        "cpu_off_every_10": [round(x, 3) for x in off["cpu"][9::10]],
     }
     print(json.dumps(result, indent=2))
     out = REPO / "benchmarks" / "results"
