@@ -98,8 +98,8 @@ def run(path: Path, mdt: bool, commits: int, n: int, table_rows: int, seed: int)
         in_slice, stored = mdt_log_files(path)
         latest.append(in_slice)
         on_disk.append(stored)
-        mdt = path / ".hoodie" / "metadata"
-        mdt_files.append(sum(1 for f in mdt.rglob("*") if f.is_file()) if mdt.exists() else 0)
+        mdt_folder = path / ".hoodie" / "metadata"
+        mdt_files.append(sum(1 for f in mdt_folder.rglob("*") if f.is_file()) if mdt_folder.exists() else 0)
         instants.append(sum(1 for f in (path / ".hoodie" / "timeline").iterdir() if f.is_file()))
     return {
         "times": times,
