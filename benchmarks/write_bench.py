@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/write_bench.py --rows 1000000 [--rows 10000000] [--engine local|spark]
 
 Figures are ratios between runs in the same process on the same machine (MDT on / MDT off), never
-absolute targets. Results are appended to benchmarks/results/write_bench.jsonl.
+absolute targets: by the wall clock, and for the local engine also by this process's CPU time (the
+local writer runs in this process, so its CPU time is the commit's cost even on a shared machine).
+Results are appended to benchmarks/results/write_bench.jsonl.
 """
 
 from __future__ import annotations
@@ -59,10 +61,13 @@ def run(rows: int, mdt: bool, engine: str, table_type: str, spark=None) -> dict:
     data = make_rows(rows, 0, 1)
     update = make_rows(rows // 10, 0, 2)
 
+    cpu: dict[str, float] = {}
+
     def write(t: pa.Table, op: str) -> float:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         payload = spark.createDataFrame(t.to_pandas()) if engine == "spark" else t
         hudi_md.write(payload, str(path), operation=op, options=opts)
+        cpu[op] = round(time.process_time() - start_cpu, 2)
         return time.perf_counter() - start
 
     insert_s = write(data, "bulk_insert")
@@ -75,6 +80,8 @@ def run(rows: int, mdt: bool, engine: str, table_type: str, spark=None) -> dict:
         "mdt": mdt,
         "insert_s": round(insert_s, 2),
         "upsert_10pct_s": round(upsert_s, 2),
+        "insert_cpu_s": cpu["bulk_insert"],
+        "upsert_10pct_cpu_s": cpu["upsert"],
         "table_bytes": du(path),
         "mdt_bytes": mdt_bytes,
     }
@@ -108,7 +115,13 @@ def main() -> None:
             "insert_time_ratio_mdt_on_off": round(on["insert_s"] / off["insert_s"], 3),
             "upsert_time_ratio_mdt_on_off": round(on["upsert_10pct_s"] / off["upsert_10pct_s"], 3),
             "mdt_bytes_over_table_bytes": round(on["mdt_bytes"] / max(1, on["table_bytes"]), 4),
+            "load_avg": os.getloadavg(),
         }
+        if args.engine == "local":
+            summary["insert_cpu_ratio_mdt_on_off"] = round(on["insert_cpu_s"] / off["insert_cpu_s"], 3)
+            summary["upsert_cpu_ratio_mdt_on_off"] = round(
+                on["upsert_10pct_cpu_s"] / off["upsert_10pct_cpu_s"], 3
+            )
         print(json.dumps(summary, indent=2))
         with open(out / "write_bench.jsonl", "a") as f:
             f.write(json.dumps(summary) + "\n")
