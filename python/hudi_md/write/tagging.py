@@ -10,7 +10,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_md.errors import InvalidOptionError
@@ -174,7 +176,7 @@ def plan_tasks(
 ) -> tuple[list[tuple[FileGroupTask, pa.Table]], dict[str, list[str]], Tagging]:
     """The file-group tasks of a write (updates of tagged groups, then new groups for inserts),
     the file groups an overwrite replaces, and the tagging."""
-    partitions = sorted(set(rows.column(PARTITION_COLUMN).to_pylist()))
+    partitions = sorted(pc.unique(rows.column(PARTITION_COLUMN)).to_pylist())
     tasks: list[tuple[FileGroupTask, pa.Table]] = []
     has_commits = bool(state.timeline.write_timeline())
     scope = overwrite_scope(cfg, operation, partitions, rows.num_rows)
@@ -187,33 +189,74 @@ def plan_tasks(
             rows.column(KEY_COLUMN).combine_chunks(),
             rows.column(PARTITION_COLUMN).combine_chunks(),
         )
-    part_col = rows.column(PARTITION_COLUMN).to_pylist()
-    key_col = rows.column(KEY_COLUMN).to_pylist()
-    op_col = rows.column(OP_COLUMN).to_pylist()
-    updates: dict[tuple[str, str], list[int]] = defaultdict(list)
-    inserts: dict[str, list[int]] = defaultdict(list)
-    for i, (p, k, op) in enumerate(zip(part_col, key_col, op_col, strict=True)):
-        loc = tagging.locations.get((p, k))
-        if loc is not None:
-            updates[(p, loc[0])].append(i)
-        elif op == "U":
-            inserts[p].append(i)
-        # a delete of an absent key is a no-op
+    updates, inserts = _group_rows(rows, tagging)
     slices = {}
     if updates:
         slices = {
             (s.partition_path, s.file_id): s for s in state.file_system_view().latest_file_slices(partitions)
         }
-    for (p, fid), idx in sorted(updates.items()):
+    for (p, fid), idx in updates:
         task = update_task(slices[(p, fid)], f"{len(tasks)}-0-0")
-        tasks.append((task, rows.take(pa.array(idx, pa.int64()))))
+        tasks.append((task, rows.take(pa.array(idx))))
     per_file = records_per_file(cfg, rows.nbytes // max(1, rows.num_rows))
-    for p, idx in sorted(inserts.items()):
+    for (p,), idx in inserts:
         for start in range(0, len(idx), per_file):
             chunk = idx[start : start + per_file]
             task = FileGroupTask(p, new_file_id(), "insert", token=f"{len(tasks)}-0-0")
-            tasks.append((task, rows.take(pa.array(chunk, pa.int64()))))
+            tasks.append((task, rows.take(pa.array(chunk))))
     return tasks, replaced, tagging
+
+
+RowGroups = list[tuple[tuple[str, ...], np.ndarray]]
+
+
+def _group_rows(rows: pa.Table, tagging: Tagging) -> tuple[RowGroups, RowGroups]:
+    """The rows that update a tagged file group, by ``(partition, file id)``, and the upserted
+    rows found nowhere (new records), by partition; groups in key order, each group's row
+    indexes ascending. A delete of an absent key is in neither: it is a no-op."""
+    n = rows.num_rows
+    index = pa.array(np.arange(n, dtype=np.int64))
+    parts = rows.column(PARTITION_COLUMN).combine_chunks().cast(pa.string())
+    upserted = pc.equal(rows.column(OP_COLUMN), "U").combine_chunks().to_numpy(zero_copy_only=False)
+    located = np.zeros(n, dtype=bool)
+    updates: RowGroups = []
+    if tagging.locations:
+        where = tagging.locations.items()
+        tagged = pa.table(
+            {
+                "p": pa.array([p for (p, _), _ in where], pa.string()),
+                "k": pa.array([k for (_, k), _ in where], pa.string()),
+                "fid": pa.array([loc[0] for _, loc in where], pa.string()),
+            }
+        )
+        keys = rows.column(KEY_COLUMN).combine_chunks().cast(pa.string())
+        probe = pa.table({"p": parts, "k": keys, "i": index})
+        hits = probe.join(tagged, ["p", "k"], join_type="inner").select(["p", "fid", "i"])
+        located[hits["i"].to_numpy()] = True
+        updates = _groups(hits, ["p", "fid"])
+    fresh = np.flatnonzero(upserted & ~located)
+    inserts = _groups(pa.table({"p": parts.take(pa.array(fresh)), "i": pa.array(fresh)}), ["p"])
+    return updates, inserts
+
+
+def _groups(table: pa.Table, by: list[str]) -> RowGroups:
+    """``table``'s ``i`` values grouped by the ``by`` columns: groups in key order, ``i``
+    ascending in each."""
+    if table.num_rows == 0:
+        return []
+    ordered = table.sort_by([(c, "ascending") for c in [*by, "i"]])
+    changed = np.zeros(ordered.num_rows, dtype=bool)
+    changed[0] = True
+    for c in by:
+        column = ordered[c].combine_chunks()
+        changed[1:] |= pc.not_equal(column.slice(1), column.slice(0, len(column) - 1)).to_numpy(
+            zero_copy_only=False
+        )
+    starts = np.flatnonzero(changed)
+    ends = np.append(starts[1:], ordered.num_rows)
+    keys = [ordered[c].take(pa.array(starts)).to_pylist() for c in by]
+    indexes = ordered["i"].to_numpy()
+    return [(tuple(k), indexes[a:b]) for *k, a, b in zip(*keys, starts, ends, strict=True)]
 
 
 def overwrite_scope(cfg: WriteConfig, operation: str, written: Sequence[str], rows: int) -> list[str]:
