@@ -33,13 +33,10 @@ from __future__ import annotations
 import base64
 import math
 import struct
-import sys
-from array import array
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
 from hudi_md.formats.arrow_buffers import byte_buffers
@@ -70,9 +67,8 @@ _DYNAMIC_FIELDS = struct.Struct(">iii")  # nr, currentNbRecord, matrix length
 
 _M = 0x5BD1E995
 _MASK = 0xFFFFFFFF
-_LITTLE = sys.byteorder == "little"
 
-# Below this many pending keys the per-key Python path beats ~30 x (blocks + 10) Arrow kernel calls.
+# Below this many pending keys the per-key Python path beats ~30 x (blocks + 10) numpy calls.
 _VECTORISE_FROM = 256
 # a column's keys are grouped by length from its offsets (no Python step per key), so the kernels'
 # fixed cost is worth it much sooner: 100 keys x 30 hashes is 3000 scalar murmur calls
@@ -142,86 +138,71 @@ def _positions(key: bytes, num_hashes: int, vector_size: int) -> list[int]:
 # --- vectorised hashing ---------------------------------------------------------------------------
 
 
-def _u32(buf: array) -> pa.Array:
-    return pa.Array.from_buffers(pa.uint32(), len(buf), [None, pa.py_buffer(buf)])
-
-
-def _u32s(value: int) -> pa.Scalar:
-    # Explicit uint32 scalars keep every kernel in wrapping 32-bit arithmetic (a Python int would
-    # promote the array to int64).
-    return pa.scalar(value, pa.uint32())
-
-
-def _words(keys: Sequence[bytes], length: int) -> tuple[list[pa.Array], pa.Array | None]:
+def _words(keys: Sequence[bytes], length: int) -> tuple[list[np.ndarray], np.ndarray | None]:
     """Little-endian 4-byte words of equally long keys: one array per word position (over keys),
     plus the array of trailing partial words (zero padded) when ``length % 4``."""
-    nwords = length >> 2
-    stride = nwords + (1 if length & 3 else 0)
-    pad = b"\0" * (stride * 4 - length)
-    flat = array("I", b"".join(k + pad for k in keys) if pad else b"".join(keys))
-    if not _LITTLE:
-        flat.byteswap()
-    cols = [_u32(flat[j::stride]) for j in range(stride)]
-    return (cols[:nwords], cols[nwords]) if length & 3 else (cols, None)
+    matrix = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), length)
+    return _words_of_matrix(matrix, length)
 
 
-def _positions_vectorised(keys: Sequence[bytes], num_hashes: int, vector_size: int) -> list[pa.Array]:
+def _positions_vectorised(keys: Sequence[bytes], num_hashes: int, vector_size: int) -> list[np.ndarray]:
     """``num_hashes`` int64 arrays of bit positions for keys that all have the same byte length."""
     length = len(keys[0])
     words, partial = _words(keys, length)
     return _positions_of_words(words, partial, length, num_hashes, vector_size)
 
 
-def _words_of_matrix(keys: np.ndarray, length: int) -> tuple[list[pa.Array], pa.Array | None]:
+def _words_of_matrix(keys: np.ndarray, length: int) -> tuple[list[np.ndarray], np.ndarray | None]:
     """:func:`_words` of keys given as the rows of a uint8 matrix (one key of ``length`` bytes
     per row)."""
 
     stride = (length + 3) >> 2
     padded = np.zeros((len(keys), stride * 4), dtype=np.uint8)
     padded[:, :length] = keys
-    flat = padded.view("<u4")  # little-endian words, as _words reads them
-    cols = [pa.array(np.ascontiguousarray(flat[:, j]).astype(np.uint32)) for j in range(stride)]
+    flat = padded.view("<u4")  # little-endian words, whatever the machine's order
+    cols = [flat[:, j].astype(np.uint32) for j in range(stride)]
     nwords = length >> 2
     return (cols[:nwords], cols[nwords]) if length & 3 else (cols, None)
 
 
 def _positions_of_words(
-    words: list[pa.Array], partial: pa.Array | None, length: int, num_hashes: int, vector_size: int
-) -> list[pa.Array]:
-    m = _u32s(_M)
+    words: list[np.ndarray], partial: np.ndarray | None, length: int, num_hashes: int, vector_size: int
+) -> list[np.ndarray]:
+    """:func:`_positions` of every key at once: numpy uint32 arithmetic wraps modulo 2**32 as
+    Java's int arithmetic does, and works in place (a few calls per word, not one per step)."""
+    m = np.uint32(_M)
     n = len(words[0]) if words else len(partial)  # type: ignore[arg-type]
     mixed = []
     for w in words:
-        k = pc.multiply(w, m)
-        k = pc.bit_wise_xor(k, pc.shift_right(k, _u32s(24)))
-        mixed.append(pc.multiply(k, m))
+        k = w * m
+        k ^= k >> np.uint32(24)
+        k *= m
+        mixed.append(k)
     tail = None
     if partial is not None:
         left = length & 3
-        tail = pc.multiply(partial, _u32s(0))
+        tail = np.zeros(n, dtype=np.uint32)
         for i in range(left):
-            b = pc.bit_wise_and(pc.shift_right(partial, _u32s(8 * i)), _u32s(0xFF))
+            b = (partial >> np.uint32(8 * i)) & np.uint32(0xFF)
             # Sign-extend the Java byte: or in 0xFFFFFF00 when bit 7 is set.
-            b = pc.bit_wise_or(b, pc.multiply(pc.shift_right(b, _u32s(7)), _u32s(0xFFFFFF00)))
-            tail = pc.bit_wise_xor(tail, pc.shift_left(b, _u32s(8 * (left - 1 - i))))
-    length_u32 = _u32s(length)
-    vs = pa.scalar(vector_size, pa.int64())
+            b |= (b >> np.uint32(7)) * np.uint32(0xFFFFFF00)
+            tail ^= b << np.uint32(8 * (left - 1 - i))
+    length_u32 = np.uint32(length)
     out = []
-    h = pa.nulls(n, pa.uint32()).fill_null(0)  # the first round is seeded with 0
+    h = np.zeros(n, dtype=np.uint32)  # the first round is seeded with 0
     for _ in range(num_hashes):
-        h = pc.bit_wise_xor(h, length_u32)
+        h ^= length_u32
         for k in mixed:
-            h = pc.bit_wise_xor(pc.multiply(h, m), k)
+            h *= m
+            h ^= k
         if tail is not None:
-            h = pc.multiply(pc.bit_wise_xor(h, tail), m)
-        h = pc.bit_wise_xor(h, pc.shift_right(h, _u32s(13)))
-        h = pc.multiply(h, m)
-        h = pc.bit_wise_xor(h, pc.shift_right(h, _u32s(15)))
-        # Java int value of h, then abs(v) % vector_size (see _positions).
-        wide = pc.cast(h, pa.int64())
-        signed = pc.subtract(wide, pc.shift_left(pc.shift_right(wide, 31), 32))  # int64 kernels
-        a = pc.abs(signed)
-        out.append(pc.subtract(a, pc.multiply(pc.divide(a, vs), vs)))
+            h ^= tail
+            h *= m
+        h ^= h >> np.uint32(13)
+        h *= m
+        h ^= h >> np.uint32(15)
+        # Java's int value of h, then abs(v) % vector_size (see _positions).
+        out.append(np.abs(h.view(np.int32).astype(np.int64)) % vector_size)
     return out
 
 
@@ -406,10 +387,10 @@ class BloomFilter:
             idx = np.nonzero(lengths == length)[0]
             matrix = data[offsets[idx][:, None] + np.arange(length)]
             words, partial = _words_of_matrix(matrix, length)
-            bit_offsets = pa.array(rows[idx] * (self._nbytes * 8))
+            bit_offsets = rows[idx] * (self._nbytes * 8)
             for pos in _positions_of_words(words, partial, length, self.num_hashes, self.vector_size):
-                chunks.append(pc.add(pos, bit_offsets))
-        self._set_bits(pa.chunked_array(chunks, pa.int64()).to_numpy())
+                chunks.append(pos + bit_offsets)
+        self._set_bits(np.concatenate(chunks))
 
     def _rows_for(self, n: int) -> np.ndarray:
         """The rows of the next ``n`` keys, advancing the dynamic state as ``n`` calls of
@@ -525,10 +506,10 @@ class BloomFilter:
         for idx in by_length.values():
             keys = [pending[i] for i in idx]
             # Global bit number = row * (8 * nbytes) + position, so one bytearray holds every row.
-            offsets = pa.array([rows[i] * nbytes * 8 for i in idx], pa.int64())
+            offsets = np.asarray([rows[i] * nbytes * 8 for i in idx], np.int64)
             for pos in _positions_vectorised(keys, self.num_hashes, self.vector_size):
-                chunks.append(pc.add(pos, offsets))
-        self._set_bits(pa.chunked_array(chunks).to_numpy())
+                chunks.append(pos + offsets)
+        self._set_bits(np.concatenate(chunks))
 
     def _set_bits(self, positions: np.ndarray) -> None:
         """Set global bit numbers (row * 8 * nbytes + position) in the rows' bytearray."""
