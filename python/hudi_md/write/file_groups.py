@@ -10,6 +10,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -237,8 +238,8 @@ def _with_meta(
     n = data.num_rows
     meta = {
         "_hoodie_commit_time": pa.array([ctx.instant] * n, pa.string()),
-        "_hoodie_commit_seqno": pa.array(
-            [f"{ctx.instant}_{task_partition_id}_{i}" for i in range(n)], pa.string()
+        "_hoodie_commit_seqno": pc.binary_join_element_wise(
+            f"{ctx.instant}_{task_partition_id}_", pc.cast(pa.array(np.arange(n)), pa.string()), ""
         ),
         "_hoodie_record_key": data.column("_hoodie_record_key"),
         "_hoodie_partition_path": pa.array([task.partition_path] * n, pa.string()),
