@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -101,6 +102,9 @@ def main() -> None:
         from pyspark.sql import SparkSession
 
         spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
+    ).stdout.strip()
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
     for n in args.rows or [1_000_000]:
@@ -116,6 +120,7 @@ def main() -> None:
             "upsert_time_ratio_mdt_on_off": round(on["upsert_10pct_s"] / off["upsert_10pct_s"], 3),
             "mdt_bytes_over_table_bytes": round(on["mdt_bytes"] / max(1, on["table_bytes"]), 4),
             "load_avg": os.getloadavg(),
+            "commit": commit,
         }
         if args.engine == "local":
             summary["insert_cpu_ratio_mdt_on_off"] = round(on["insert_cpu_s"] / off["insert_cpu_s"], 3)
