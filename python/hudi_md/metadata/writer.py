@@ -235,13 +235,41 @@ class MetadataTableWriter:
         operation: str,
     ) -> DeltaCommitResult:
         from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
-        from hudi_md.metadata.records import merge
 
         items = list(records)
-        if any(isinstance(r, MdtKeyBatch) for r in items) and not _batches_stand_alone(items):
+        groups = self._group_cells(items, partitions)
+        if groups is None:
             # a key in two batches, or in a batch and a record: the records one by one, in order,
             # so that the later of a key wins as always
             items = [x for r in items for x in (r.records() if isinstance(r, MdtKeyBatch) else (r,))]
+            groups = self._group_cells(items, partitions)
+            assert groups is not None  # records alone are merged per key
+        pending = PendingInstant.begin(self.timeline_writer(), instant, action)
+        result = DeltaCommitResult(instant)
+        stats: dict[str, list[WriteStat]] = {}
+        for partition, index, deletes, upserts, count in groups:
+            fg = file_group_id(partition, index)
+            name = f".{fg}_{instant}.log.1_{WRITE_TOKEN}"
+            data = self._log_file_bytes(instant, upserts, deletes)
+            self.storage.write_bytes(f"{partition}/{name}", data)
+            result.log_files.setdefault(partition, []).append((name, len(data)))
+            stat = mdt_write_stat(partition, fg, name, len(data), count, log=True)
+            stats.setdefault(partition, []).append(stat)
+        meta = commit_metadata_record(
+            stats, operation_type=operation, extra_metadata={"schema": self.commit_schema_json}
+        )
+        pending.complete(serialize_instant_metadata("commit", meta))
+        return result
+
+    def _group_cells(
+        self, items: Sequence[MdtRecord | MdtKeyBatch], partitions: Iterable[str]
+    ) -> list[tuple[str, int, list[MdtRecord], _Cells | None, int]] | None:
+        """Each touched MDT file group's deletes, upserts (as sorted cells) and record count,
+        records of one key merged with Hudi's rules; None when a batch key is also in another
+        batch or in a record (duplicates, adjacent once each group's keys are sorted), whose order
+        only the records one by one keep."""
+        from hudi_md.metadata.records import merge
+
         by_partition: dict[str, dict[str, MdtRecord]] = defaultdict(dict)
         batches: dict[str, list[MdtKeyBatch]] = defaultdict(list)
         for r in items:
@@ -253,9 +281,7 @@ class MetadataTableWriter:
                 merged = merge(_as_reader_record(prev), _as_reader_record(r))
                 r = MdtRecord(r.partition, r.key, _merge_payload(prev.payload, r.payload, merged))
             by_partition[r.partition][r.key] = r
-        pending = PendingInstant.begin(self.timeline_writer(), instant, action)
-        result = DeltaCommitResult(instant)
-        stats: dict[str, list[WriteStat]] = {}
+        out: list[tuple[str, int, list[MdtRecord], _Cells | None, int]] = []
         for partition in sorted(set(partitions) | set(by_partition) | set(batches)):
             n = self.existing_file_group_count(partition) or self.file_group_count(partition)
             groups = _by_file_group(list(by_partition.get(partition, {}).values()), n)
@@ -265,20 +291,11 @@ class MetadataTableWriter:
                 parts = batch_parts.get(index, [])
                 deletes = sorted((r for r in group if r.payload is None), key=lambda r: r.key.encode("utf-8"))
                 upserts = _Cells.of_group([r for r in group if r.payload is not None], parts, self._encode)
-                fg = file_group_id(partition, index)
-                name = f".{fg}_{instant}.log.1_{WRITE_TOKEN}"
-                data = self._log_file_bytes(instant, upserts, deletes)
-                self.storage.write_bytes(f"{partition}/{name}", data)
+                if parts and upserts is not None and upserts.repeats_a_key(r.key for r in deletes):
+                    return None
                 count = len(group) + sum(len(keys) for _, keys in parts)
-                result.log_files.setdefault(partition, []).append((name, len(data)))
-                stats.setdefault(partition, []).append(
-                    mdt_write_stat(partition, fg, name, len(data), count, log=True)
-                )
-        meta = commit_metadata_record(
-            stats, operation_type=operation, extra_metadata={"schema": self.commit_schema_json}
-        )
-        pending.complete(serialize_instant_metadata("commit", meta))
-        return result
+                out.append((partition, index, deletes, upserts, count))
+        return out
 
     # --- partition initialisation ------------------------------------------------------------------
 
@@ -397,26 +414,6 @@ def _batches_by_file_group(
     return out
 
 
-def _batches_stand_alone(items: Sequence[MdtRecord | MdtKeyBatch]) -> bool:
-    """Whether every batch key is unique in its MDT partition: in no other batch, no record."""
-    batch_keys: dict[str, list[pa.Array]] = defaultdict(list)
-    record_keys: dict[str, list[str]] = defaultdict(list)
-    for r in items:
-        if isinstance(r, MdtKeyBatch):
-            keys = r.keys.combine_chunks() if isinstance(r.keys, pa.ChunkedArray) else r.keys
-            batch_keys[r.partition].append(keys.cast(pa.string()))
-        else:
-            record_keys[r.partition].append(r.key)
-    for partition, arrays in batch_keys.items():
-        keys = pa.concat_arrays(arrays)
-        if pc.count_distinct(keys).as_py() != len(keys):
-            return False
-        others = record_keys.get(partition)
-        if others and pc.any(pc.is_in(pa.array(others, pa.string()), value_set=keys)).as_py():
-            return False
-    return True
-
-
 @dataclass(frozen=True)
 class _Cells:
     """An HFile's cells as Arrow columns: unique keys sorted by their bytes, and their values
@@ -424,6 +421,15 @@ class _Cells:
 
     keys: pa.Array
     values: pa.DictionaryArray
+
+    def repeats_a_key(self, deleted: Iterable[str] = ()) -> bool:
+        """Whether a key repeats, or is also one of ``deleted`` (the keys are sorted, so repeats
+        are neighbours)."""
+        n = len(self.keys)
+        if n > 1 and pc.any(pc.equal(self.keys.slice(1), self.keys.slice(0, n - 1))).as_py():
+            return True
+        gone = pa.array(list(deleted), pa.string())
+        return bool(len(gone)) and bool(pc.any(pc.is_in(self.keys, value_set=gone)).as_py())
 
     @staticmethod
     def of_records(records: Sequence[MdtRecord], encode: Callable[[dict[str, Any]], bytes]) -> _Cells:
