@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_md.errors import HudiMdError, MetadataTableError
 from hudi_md.formats.avro import decode_schemaless
@@ -25,7 +26,7 @@ from hudi_md.formats.logframes import TAIL_BYTES, LogBlockFrame, iter_log_frames
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
 from hudi_md.metadata.files_codec import files_record_decoder, files_record_shape
-from hudi_md.metadata.files_columns import FilesRun, decode_files_cells, merge_files_runs
+from hudi_md.metadata.files_columns import FilesRun, decode_files_columns, merge_files_runs
 from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 METADATA_FOLDER = ".hoodie/metadata"
 _INIT_PREFIX = "00000000000000"
+_ALL_PARTITIONS_ROW = K.ALL_PARTITIONS_KEY.encode("utf-8")
 # Keys wanted times this > cells in the file: scan the file once instead of seeking each key.
 _DENSE_LOOKUP_RATIO = 8
 # Stats of more partitions than this are read as the column's whole key range.
@@ -455,9 +457,9 @@ class MetadataTable:
                     shape = files_record_shape(schema)
                     if shape is None:
                         return None
-                    all_partitions = K.ALL_PARTITIONS_KEY.encode("utf-8")
-                    cells = [(k, v) for k, v in reader.scan() if k != all_partitions]
-                    run = decode_files_cells([k for k, _ in cells], [v for _, v in cells], shape)
+                    cells = reader.scan_columns()
+                    others = pc.not_equal(cells.rows, pa.scalar(_ALL_PARTITIONS_ROW, pa.binary()))
+                    run = decode_files_columns(cells.take(pc.indices_nonzero(others).to_numpy()), shape)
                     if run is None:
                         return None
                     runs.append(run)
