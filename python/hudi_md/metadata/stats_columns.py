@@ -717,9 +717,10 @@ def _merge(events: Sequence[StatsRun | Deletes], record_type: int) -> StatsColum
                 parts.append(_of_run(e, live))
     folded = []
     for g in np.flatnonzero(~single & ~final[last]).tolist():
-        record = _fold(events, src, at, order[starts[g] : ends[g]], sorted_keys[int(starts[g])].as_py())
+        key = sorted_keys[int(starts[g])].as_py()
+        record = _fold(events, src, at, order[starts[g] : ends[g]], key)
         if record is not None and is_live(record):
-            folded.append(record)
+            folded.append((key, record))
     if folded:
         parts.append(_of_records(folded))
     return StatsColumns.concat(parts) if parts else _of_records([])
@@ -727,7 +728,7 @@ def _merge(events: Sequence[StatsRun | Deletes], record_type: int) -> StatsColum
 
 def _fold(
     events: Sequence[StatsRun | Deletes], src: np.ndarray, at: np.ndarray, history: np.ndarray, key: str
-) -> tuple[str, Record] | None:
+) -> Record | None:
     """One key's events folded as the record-wise read folds them: a delete empties it, a record
     merges into it by :func:`records.merge`, decoded by fastavro and :func:`records.normalize`."""
     merged: Record | None = None
@@ -746,4 +747,4 @@ def _fold(
             raise Unexpected from e
         record["key"] = key
         merged = merge(merged, record)
-    return None if merged is None else (key, merged)
+    return merged

@@ -280,8 +280,6 @@ def stats_table_of_columns(
     joined = keyed.join(numbered, names, join_type="inner", use_threads=False)
     stat = joined.column("__stat").to_numpy()
     row = joined.column("__row").to_numpy()
-    order = np.argsort(stat, kind="stable")
-    stat, row = stat[order], row[order]
     column = np.asarray(stats.column_name.take(pa.array(stat, pa.int64())).to_pylist(), dtype=object)
     has_stats = np.zeros(n, bool)
     has_stats[row] = True
@@ -340,7 +338,8 @@ def _bounds(values: StatValues, t: pa.DataType) -> pa.Array | None:
     if pa.types.is_boolean(t):
         out = pa.array(integer.astype(bool))
     elif pa.types.is_string(t):
-        out = values.binary.cast(pa.string())
+        # only the STR values are UTF-8 (BYTES ones share the column)
+        out = pc.if_else(pa.array(used), values.binary, pa.nulls(len(kind), pa.binary())).cast(pa.string())
     elif pa.types.is_binary(t):
         out = values.binary
     elif pa.types.is_date32(t):
@@ -361,7 +360,8 @@ def _bounds(values: StatValues, t: pa.DataType) -> pa.Array | None:
         if (used & (kind == StatKind.DECIMAL)).any():
             return None
         ints = used & (kind == StatKind.INT)
-        if (np.abs(integer[ints]) > _EXACT_IN_DOUBLE).any():
+        # (no np.abs: it wraps -2**63 to itself)
+        if ((integer[ints] < -_EXACT_IN_DOUBLE) | (integer[ints] > _EXACT_IN_DOUBLE)).any():
             return None  # beyond 2**53 an int is not a double exactly
         out = pa.array(np.where(ints, integer.astype(np.float64), values.floating), pa.float64())
     elif pa.types.is_decimal(t):
@@ -370,7 +370,8 @@ def _bounds(values: StatValues, t: pa.DataType) -> pa.Array | None:
         unscaled = integer[used]
         if (values.scale[used] != t.scale).any():
             return None
-        if t.precision < 19 and (np.abs(unscaled) >= 10**t.precision).any():
+        limit = 10**t.precision
+        if t.precision < 19 and ((unscaled <= -limit) | (unscaled >= limit)).any():
             return None
         out = _decimal_array(np.where(used, integer, 0), t)
     else:
