@@ -245,15 +245,17 @@ def _utf8(rows: pa.BinaryArray) -> pa.StringArray:
         raise Unexpected from e
 
 
-def merge_files_runs(runs: Sequence[FilesRun]) -> pa.Table | None:
+def merge_files_runs(runs: Sequence[FilesRun], record_type: int = K.TYPE_FILES) -> pa.Table | None:
     """The live files of every partition key in ``runs`` (in merge order: base file first, then the
     log blocks), as :data:`FILES_TABLE_SCHEMA` rows sorted by partition and name; None when a key's
-    records are not all ``files`` records (the record-wise merge decides those)."""
+    records are not all ``files`` records (the record-wise merge decides those). With
+    ``record_type`` ``TYPE_ALL_PARTITIONS``: the ``__all_partitions__`` record's live entries (its
+    "files" are the partitions), merged by the same rules."""
     if not runs:
         return FILES_TABLE_SCHEMA.empty_table()
     record_keys = pa.chunked_array([r.keys for r in runs], pa.string())
     types = np.concatenate([r.types for r in runs])
-    if (types != K.TYPE_FILES).any():
+    if (types != record_type).any():
         return None
     seq_base = np.cumsum([0] + [len(r.types) for r in runs])[:-1]
     entry_seq = np.concatenate([r.entry_record + base for r, base in zip(runs, seq_base, strict=True)])
@@ -277,14 +279,14 @@ def merge_files_runs(runs: Sequence[FilesRun]) -> pa.Table | None:
     parts = [clean.select(["key", "name", "size_max"]).rename_columns(["key", "name", "size"])]
     touched = grouped.filter(grouped["deleted_any"])
     if touched.num_rows:
-        parts.append(_fold_deletions(entries, touched))
+        parts.append(_fold_deletions(entries, touched, record_type))
     merged = pa.concat_tables(parts)
     partition = pc.if_else(pc.equal(merged["key"], K.NON_PARTITIONED_NAME), "", merged["key"])
     out = pa.table({"partition_path": partition, "name": merged["name"], "size": merged["size"]})
     return out.sort_by([("partition_path", "ascending"), ("name", "ascending")]).cast(FILES_TABLE_SCHEMA)
 
 
-def _fold_deletions(entries: pa.Table, touched: pa.Table) -> pa.Table:
+def _fold_deletions(entries: pa.Table, touched: pa.Table, record_type: int) -> pa.Table:
     """Entries whose history holds a deletion, folded in order by :func:`records.merge` (the
     record-wise rules: a deletion removes a live entry and replaces a deleted one, a live entry
     after a deleted one keeps the larger size)."""
@@ -293,7 +295,7 @@ def _fold_deletions(entries: pa.Table, touched: pa.Table) -> pa.Table:
     folded: dict[tuple[str, str], Record | None] = {}
     columns = [rows[c].to_pylist() for c in ("key", "name", "size", "deleted")]
     for key, name, size, deleted in zip(*columns, strict=True):
-        entry = {"type": K.TYPE_FILES, "filesystemMetadata": {name: {"size": size, "isDeleted": deleted}}}
+        entry = {"type": record_type, "filesystemMetadata": {name: {"size": size, "isDeleted": deleted}}}
         folded[(key, name)] = merge(folded.get((key, name)), entry)
     live = [(k, n, s) for (k, _), rec in folded.items() for n, s in live_files(rec).items()]
     return pa.table(

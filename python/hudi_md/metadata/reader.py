@@ -384,12 +384,54 @@ class MetadataTable:
         with self._lock:
             known = self._all_partitions
         if known is None:
-            records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
-            parts = live_files(records.get(K.ALL_PARTITIONS_KEY))
-            known = sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts)
+            known = self._all_partitions_columns()
+            if known is None:
+                records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
+                parts = live_files(records.get(K.ALL_PARTITIONS_KEY))
+                known = sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts)
             with self._lock:
                 self._all_partitions = known
         return list(known)
+
+    def _all_partitions_columns(self) -> list[str] | None:
+        """The partition list decoded column-wise: the ``__all_partitions__`` record holds every
+        partition in one map (100k entries at 100k partitions), read with :mod:`files_columns`
+        and merged by the files rules; None when a block or record is not of the shape it knows
+        (then :meth:`all_partitions` reads the record)."""
+        self.stats["lookups"] += 1
+        with metrics.timed("lookup_files_all_partitions_columns"):
+            slices = self.file_slices(K.FILES)
+            file_slice = slices[K.file_group_index(K.ALL_PARTITIONS_KEY, len(slices))]
+            sel = KeySelection(keys=[K.ALL_PARTITIONS_KEY])
+            sources: list[tuple[HFileReader, str | None]] = []
+            if file_slice.base_file is not None:
+                reader = self._hfile(file_slice.base_file.path, file_slice.base_file.size)
+                sources.append((reader, reader.schema))
+            for block in self._valid_blocks(file_slice):
+                if block.block_type == LogBlockType.HFILE_DATA:
+                    reader = self._block_reader(block)
+                    sources.append((reader, reader.schema or block.schema))
+                elif block.block_type == LogBlockType.DELETE:
+                    if any(d.record_key == K.ALL_PARTITIONS_KEY for d in self._deleted_keys(block)):
+                        return None
+                else:
+                    return None
+            runs: list[FilesRun] = []
+            for reader, schema in sources:
+                shape = files_record_shape(schema) if schema is not None else None
+                if shape is None:
+                    return None
+                run = decode_files_columns(sel.scan_columns(reader), shape)
+                if run is None:
+                    return None
+                runs.append(run)
+            merged = merge_files_runs(runs, K.TYPE_ALL_PARTITIONS)
+        if merged is None:
+            return None
+        names = merged.column("name").to_pylist()
+        if K.NON_PARTITIONED_NAME in names:
+            return sorted("" if p == K.NON_PARTITIONED_NAME else p for p in names)
+        return names  # sorted by the merge (UTF-8 byte order is code point order)
 
     def partitions_with_keys(self, paths: Sequence[str], prefixes: Sequence[str] = ()) -> list[str]:
         """Partitions whose ``files`` record exists among exact partition ``paths`` and under path
