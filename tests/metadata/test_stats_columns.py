@@ -451,6 +451,7 @@ COLUMN_TYPES = {
     "f32": pa.float32(),
     "f64": pa.float64(),
     "d": pa.decimal128(12, 3),
+    "d256": pa.decimal256(40, 3),
     "s": pa.string(),
     "b": pa.binary(),
     "flag": pa.bool_(),
