@@ -621,6 +621,8 @@ class MetadataTable:
         self, mdt_partition: str, columns: Sequence[str], partitions: Sequence[str]
     ) -> tuple[StatsColumns, pa.StringArray] | None:
         partition_list = list(partitions)
+        if not columns or not partition_list:
+            return None  # nothing to read column-wise: the record-wise read answers at once
         ids = K.partition_index_ids(partition_list)
         if len(set(ids)) != len(ids):
             return None  # two partitions of one id: which one a record names is not clear
