@@ -656,10 +656,11 @@ class MetadataTable:
             return None  # a key in two file groups: the record-wise read keeps the later group's
         part_ids = pc.utf8_slice_codeunits(found.keys, 12, 24)
         where = pc.index_in(part_ids, value_set=pa.array(ids, pa.string()))
-        asked = pc.indices_nonzero(pc.is_valid(where)).to_numpy()
-        found = found.take(asked)
-        partition = pa.array(partition_list, pa.string()).take(where.take(pa.array(asked, pa.int64())))
-        return found, partition
+        if where.null_count:  # records of partitions not asked for (or gone) are dropped
+            asked = pc.indices_nonzero(pc.is_valid(where)).to_numpy()
+            found = found.take(asked)
+            where = where.take(pa.array(asked, pa.int64()))
+        return found, pa.array(partition_list, pa.string()).take(where)
 
     def _slice_stats_columns(
         self, file_slice: FileSlice, sel: KeySelection, record_type: int

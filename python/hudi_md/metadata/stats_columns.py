@@ -693,37 +693,56 @@ def _merge(events: Sequence[StatsRun | Deletes], record_type: int) -> StatsColum
         return _of_records([])
     all_keys = pa.concat_arrays(keys)
     src, at, final = np.concatenate(source), np.concatenate(row), np.concatenate(final_flag)
-    n = len(all_keys)
-    # by key, and a key's events in merge order
-    events_table = pa.table({"key": all_keys, "seq": np.arange(n, dtype=np.int64)})
-    order = pc.sort_indices(events_table, [("key", "ascending"), ("seq", "ascending")]).to_numpy()
-    sorted_keys = all_keys.take(pa.array(order))
-    first = np.ones(n, bool)
-    if n > 1:
+    # A key with one event is that event (a delete: gone); only keys with more are sorted
+    again = _repeated(all_keys)
+    repeated, once = np.flatnonzero(again), np.flatnonzero(~again)
+    taken = [once[src[once] >= 0]]
+    histories: list[tuple[str, np.ndarray]] = []
+    if repeated.size:
+        # by key, and a key's events in merge order
+        events_table = pa.table({"key": all_keys.take(pa.array(repeated)), "seq": repeated})
+        order = repeated[
+            pc.sort_indices(events_table, [("key", "ascending"), ("seq", "ascending")]).to_numpy()
+        ]
+        sorted_keys = all_keys.take(pa.array(order))
+        n = len(order)
+        first = np.ones(n, bool)
         first[1:] = pc.not_equal(sorted_keys.slice(1), sorted_keys.slice(0, n - 1)).to_numpy(
             zero_copy_only=False
         )
-    starts = np.flatnonzero(first)
-    ends = np.append(starts[1:], n)
-    last = order[ends - 1]  # each key's newest event
-    single = (ends - starts) == 1
-    taken = last[(single | final[last]) & (src[last] >= 0)]
+        starts = np.flatnonzero(first)
+        ends = np.append(starts[1:], n)
+        last = order[ends - 1]  # each key's newest event
+        # newest a tight bound, a deleted record or a delete: that event, whatever came before
+        # (records.merge returns the newer one); else the key's history is folded by records.merge
+        taken.append(last[final[last] & (src[last] >= 0)])
+        for g in np.flatnonzero(~final[last]).tolist():
+            histories.append((sorted_keys[int(starts[g])].as_py(), order[starts[g] : ends[g]]))
+    taken_events = np.concatenate(taken)
     parts = []
     for i, e in enumerate(events):
         if isinstance(e, StatsRun):
-            mine = np.sort(at[taken[src[taken] == i]])
+            mine = np.sort(at[taken_events[src[taken_events] == i]])
             live = mine[~e.is_deleted[mine]]
             if live.size:
                 parts.append(_of_run(e, live))
     folded = []
-    for g in np.flatnonzero(~single & ~final[last]).tolist():
-        key = sorted_keys[int(starts[g])].as_py()
-        record = _fold(events, src, at, order[starts[g] : ends[g]], key)
+    for key, history in histories:
+        record = _fold(events, src, at, history, key)
         if record is not None and is_live(record):
             folded.append((key, record))
     if folded:
         parts.append(_of_records(folded))
     return StatsColumns.concat(parts) if parts else _of_records([])
+
+
+def _repeated(keys: pa.StringArray) -> np.ndarray:
+    """Whether each key occurs more than once (pc.unique first: most runs repeat no key)."""
+    if len(pc.unique(keys)) == len(keys):
+        return np.zeros(len(keys), bool)
+    counts = pc.value_counts(keys)
+    again = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    return pc.is_in(keys, value_set=again).to_numpy(zero_copy_only=False)
 
 
 def _fold(
