@@ -241,6 +241,13 @@ def test_non_unique_keys() -> None:
         plain_key(12): value(12),
         plain_key(13): value(13),
     }
+    # the same cells as columns: the first of each key's run, and every cell of a prefix
+    columns = r.get_many_columns([plain_key(13), plain_key(12), "hudi-key-000000012a"])
+    buf = columns.buffer.tobytes()
+    starts, lengths = columns.value_start.tolist(), columns.value_len.tolist()
+    assert columns.rows.to_pylist() == [plain_key(12), plain_key(13)]
+    assert [buf[s : s + n] for s, n in zip(starts, lengths, strict=True)] == [value(12), value(13)]
+    assert len(r.scan_prefixes_columns([plain_key(13)])) == 21
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_md.formats.hfile import HFileReader, write_hfile
+from hudi_md.formats.hfile import CellColumns, HFileReader, write_hfile
 from hudi_md.storage import BytesInputFile
 
 from fixtures import fixtures_dir
@@ -65,14 +65,26 @@ def probes(cells: Cells, rng: random.Random, n: int) -> list[bytes]:
     return out
 
 
+def as_cells(columns: CellColumns) -> Cells:
+    """Column-wise cells as ``(row, value)`` pairs."""
+    buf = columns.buffer.tobytes()
+    starts, lengths = columns.value_start.tolist(), columns.value_len.tolist()
+    values = [buf[s : s + n] for s, n in zip(starts, lengths, strict=True)]
+    return list(zip(columns.rows.to_pylist(), values, strict=True))
+
+
 def check_lookups(reader: HFileReader, cells: Cells, seed: int, rounds: int = 30) -> None:
     rng = random.Random(seed)
     present = dict(cells)
+    assert as_cells(reader.scan_columns()) == cells
     for _ in range(rounds):
         asked = probes(cells, rng, rng.randrange(1, 40))
-        assert reader.get_many(asked) == {k: present[k] for k in asked if k in present}
+        found = {k: present[k] for k in asked if k in present}
+        assert reader.get_many(asked) == found
+        assert as_cells(reader.get_many_columns(asked)) == sorted(found.items())
         prefixes = [p[: rng.randrange(len(p) + 1)] for p in rng.sample(asked, min(len(asked), 4))]
         assert list(reader.scan_prefixes(prefixes)) == brute_prefixes(cells, prefixes)
+        assert as_cells(reader.scan_prefixes_columns(prefixes)) == brute_prefixes(cells, prefixes)
         lo, hi = sorted(rng.sample(asked, 2))
         assert list(reader.scan_range(lo, hi)) == brute_range(cells, lo, hi)
         assert list(reader.scan_range(lo)) == brute_range(cells, lo, None)

@@ -165,7 +165,8 @@ def test_what_it_does_not_expect_is_left_to_the_record_path() -> None:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_merged_runs_equal_the_record_merge(seed: int) -> None:
+@pytest.mark.parametrize("kind", [K.TYPE_FILES, K.TYPE_ALL_PARTITIONS])
+def test_merged_runs_equal_the_record_merge(seed: int, kind: int) -> None:
     """Runs (a base file, then log blocks) with files added, grown, deleted, re-added: the merge
     equals folding the records with ``records.merge`` and listing ``live_files``."""
     rng = random.Random(seed)
@@ -177,7 +178,7 @@ def test_merged_runs_equal_the_record_merge(seed: int) -> None:
     folded: dict[str, dict | None] = {}
     for _ in range(rng.randrange(1, 6)):
         keys = sorted(rng.sample(partitions, rng.randrange(1, len(partitions) + 1)))
-        recs = [record(k, random_files(rng, rng.randrange(0, 6), names), rng) for k in keys]
+        recs = [record(k, random_files(rng, rng.randrange(0, 6), names), rng, kind) for k in keys]
         values = [encode(r) for r in recs]
         run = decode_files_cells([k.encode() for k in keys], values, 2)
         assert run is not None
@@ -191,9 +192,10 @@ def test_merged_runs_equal_the_record_merge(seed: int) -> None:
         for k, rec in folded.items()
         for n, s in live_files(rec).items()
     )
-    got = merge_files_runs(runs)
+    got = merge_files_runs(runs, kind)
     assert got is not None
     assert list(zip(*(got[c].to_pylist() for c in ("partition_path", "name", "size")), strict=True)) == want
+    assert merge_files_runs(runs, K.TYPE_FILES + K.TYPE_ALL_PARTITIONS - kind) is None  # the other type
 
 
 def test_a_key_of_another_record_type_is_left_to_the_record_merge() -> None:
@@ -215,6 +217,13 @@ def test_a_name_twice_in_one_map_is_left_to_the_record_merge() -> None:
 
 # --- fixture tables: column-wise slices = record-wise slices = hudi-rs ---------------------------
 
+
+def record_wise_partitions(mdt) -> list[str]:
+    """The partition list as the record-wise path reads it (``__all_partitions__`` merged)."""
+    record = mdt.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY]).get(K.ALL_PARTITIONS_KEY)
+    return sorted("" if p == K.NON_PARTITIONED_NAME else p for p in live_files(record))
+
+
 MDT_ARCHIVES = [a for a in archives() if "v6_empty" not in a]
 
 
@@ -226,6 +235,7 @@ def test_fixture_plans_built_column_wise(archive: str, table_path, monkeypatch) 
     if mdt is None:
         pytest.skip("no metadata table")
     partitions = table.partitions()
+    assert mdt._all_partitions_columns() == record_wise_partitions(mdt)  # the partition list too
     view = table.file_system_view(None)
     files = mdt.files_table()
     assert files is not None  # every files record Hudi wrote takes the column-wise path
@@ -292,6 +302,9 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
     hudi_md.write(rows.slice(0, 0), path, operation="delete_partition", options=drop)
 
     record_wise = hudi_md.open_table(path)
+    assert record_wise.metadata_table._all_partitions_columns() == record_wise_partitions(
+        record_wise.metadata_table
+    )
     want = slices_to_arrow(record_wise.file_system_view(None).latest_file_slices(record_wise.partitions()))
     monkeypatch.setattr(planner, "COLUMNAR_MIN_PARTITIONS", 0)
     table = hudi_md.open_table(path)

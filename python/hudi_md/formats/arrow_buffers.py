@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["byte_buffers", "strings_at"]
+__all__ = ["binaries_at", "byte_buffers", "strings_at"]
 
 
 def byte_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -35,43 +35,47 @@ def byte_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def strings_at(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.StringArray:
     """A string array of the ``lengths[i]`` bytes at ``starts[i]`` of ``buf``, gathered in one
     pass; ``ValueError`` when the bytes are not UTF-8."""
-    n = len(lengths)
-    ends = starts + lengths
-    if n > 0 and len(buf) < 2**31 and bool(np.all(starts[1:] >= ends[:-1])):
-        # In buffer order without overlaps (a decoder's usual output): one array over ``buf``
-        # whose even values are the strings and odd values the bytes between them; Arrow copies
-        # the even ones out.
-        bounds = np.empty(2 * n, np.int32)
-        bounds[0::2] = starts
-        bounds[1::2] = ends
-        spans = pa.StringArray.from_buffers(2 * n - 1, pa.py_buffer(bounds), pa.py_buffer(buf))
-        arr = spans.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
-        try:
-            arr.validate(full=True)
-        except pa.ArrowInvalid as e:
-            raise ValueError(f"not UTF-8: {e}") from e
-        return arr
-    offsets = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    total = int(offsets[-1])
-    # the byte positions to gather: +1 inside a string, a jump at the start of the next one
-    some = np.flatnonzero(lengths)
-    s, n, o = starts[some], lengths[some], offsets[:-1][some]
-    step = np.ones(total, np.int32 if len(buf) < 2**31 else np.int64)
-    if total:
-        step[0] = s[0]
-        step[o[1:]] = s[1:] - (s[:-1] + n[:-1]) + 1
-    data = buf[np.cumsum(step)] if total else np.zeros(0, np.uint8)
-    if total < 2**31:
-        arr = pa.StringArray.from_buffers(
-            len(lengths), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data.tobytes())
-        )
-    else:
-        arr = pa.LargeStringArray.from_buffers(
-            len(lengths), pa.py_buffer(offsets), pa.py_buffer(data.tobytes())
-        ).cast(pa.string())
+    arr = _gathered(buf, starts, lengths, pa.string())
     try:
         arr.validate(full=True)
     except pa.ArrowInvalid as e:
         raise ValueError(f"not UTF-8: {e}") from e
     return arr
+
+
+def binaries_at(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.BinaryArray:
+    """A binary array of the ``lengths[i]`` bytes at ``starts[i]`` of ``buf``, gathered in one pass."""
+    return _gathered(buf, starts, lengths, pa.binary())
+
+
+def _gathered(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, t: pa.DataType) -> pa.Array:
+    n = len(lengths)
+    ends = starts + lengths
+    if n > 0 and len(buf) < 2**31 and bool(np.all(starts[1:] >= ends[:-1])):
+        # In buffer order without overlaps (a decoder's usual output): one array over ``buf``
+        # whose even values are the spans and odd values the bytes between them; Arrow copies
+        # the even ones out.
+        bounds = np.empty(2 * n, np.int32)
+        bounds[0::2] = starts
+        bounds[1::2] = ends
+        spans = pa.Array.from_buffers(t, 2 * n - 1, [None, pa.py_buffer(bounds), pa.py_buffer(buf)])
+        return spans.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    # the byte positions to gather: +1 inside a span, a jump at the start of the next one
+    some = np.flatnonzero(lengths)
+    s, n_, o = starts[some], lengths[some], offsets[:-1][some]
+    step = np.ones(total, np.int32 if len(buf) < 2**31 else np.int64)
+    if total:
+        step[0] = s[0]
+        step[o[1:]] = s[1:] - (s[:-1] + n_[:-1]) + 1
+    data = buf[np.cumsum(step)] if total else np.zeros(0, np.uint8)
+    if total < 2**31:
+        return pa.Array.from_buffers(
+            t, len(lengths), [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data.tobytes())]
+        )
+    large = pa.large_string() if t == pa.string() else pa.large_binary()
+    return pa.Array.from_buffers(
+        large, len(lengths), [None, pa.py_buffer(offsets), pa.py_buffer(data.tobytes())]
+    ).cast(t)

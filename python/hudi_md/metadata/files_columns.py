@@ -23,7 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_md.formats.arrow_buffers import strings_at
+from hudi_md.formats.avro_columns import PADDING, Unexpected, scalar_varint, strings, varints
+from hudi_md.formats.hfile import CellColumns
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.records import Record, live_files, merge
 
@@ -40,10 +41,6 @@ _LOCKSTEP_MIN = 32
 _PAYLOAD_UNIONS_AFTER_FILES = 4
 
 
-class _Unexpected(Exception):
-    pass
-
-
 @dataclass(frozen=True)
 class FilesRun:
     """The decoded records of one cell run: one row per record and one per file entry."""
@@ -57,92 +54,65 @@ class FilesRun:
     entry_deleted: np.ndarray  # bool
 
 
-def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The zigzag Avro longs at ``pos`` and the positions after them."""
-    b = buf[pos].astype(np.uint64)
-    value = b & np.uint64(0x7F)
-    after = pos + 1
-    more = np.flatnonzero(b & np.uint64(0x80))
-    shift = 7
-    while more.size:
-        if shift > 63:
-            raise _Unexpected
-        b = buf[after[more]].astype(np.uint64)
-        value[more] |= (b & np.uint64(0x7F)) << np.uint64(shift)
-        after[more] += 1
-        more = more[(b & np.uint64(0x80)) != 0]
-        shift += 7
-    decoded = (value >> np.uint64(1)) ^ (np.uint64(0) - (value & np.uint64(1)))
-    return decoded.view(np.int64), after
-
-
-def _scalar_varint(buf: np.ndarray, pos: int) -> tuple[int, int]:
-    n = 0
-    shift = 0
-    while True:
-        if shift > 63:
-            raise _Unexpected
-        b = int(buf[pos])
-        pos += 1
-        n |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-    return (n >> 1) ^ -(n & 1), pos
-
-
-def _strings(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.StringArray:
-    try:
-        return strings_at(buf, starts, lengths)
-    except ValueError as e:  # the bytes must be UTF-8, as fastavro would insist
-        raise _Unexpected from e
-
-
 def decode_files_cells(
     keys: Sequence[bytes], values: Sequence[bytes], nullable_before_key: int
 ) -> FilesRun | None:
-    """The records of a cell run (``keys``/``values`` in HFile order), or None when any of them is
-    not a ``files`` record of the known writer schema (``nullable_before_key`` nullable strings
-    before ``key``, see :func:`files_codec.files_record_decoder`)."""
+    """:func:`decode_files_columns` of cells given as lists."""
+    return decode_files_columns(cell_columns(keys, values), nullable_before_key)
+
+
+def cell_columns(keys: Sequence[bytes], values: Sequence[bytes]) -> CellColumns:
+    """Cells given as ``keys``/``values`` lists, as :class:`CellColumns`."""
+    lengths = np.fromiter(map(len, values), np.int64, len(values))
+    ends = np.cumsum(lengths)
+    return CellColumns(
+        np.frombuffer(b"".join(values) + bytes(PADDING), np.uint8),
+        pa.array(keys, pa.binary()),
+        ends - lengths,
+        lengths,
+    )
+
+
+def decode_files_columns(cells: CellColumns, nullable_before_key: int) -> FilesRun | None:
+    """The records of a cell run (in HFile order), or None when any of them is not a ``files``
+    record of the known writer schema (``nullable_before_key`` nullable strings before ``key``,
+    see :func:`files_codec.files_record_decoder`)."""
     try:
-        return _decode(keys, values, nullable_before_key)
-    except (_Unexpected, IndexError):
+        return _decode(cells, nullable_before_key)
+    except (Unexpected, IndexError):
         return None
 
 
-def _decode(keys: Sequence[bytes], values: Sequence[bytes], nullable_before_key: int) -> FilesRun:
-    n = len(values)
-    lengths = np.fromiter(map(len, values), np.int64, n)
-    ends = np.cumsum(lengths)
-    pos = ends - lengths
-    # zero padding: a varint running past the last record stops there, and the end checks refuse it
-    buf = np.frombuffer(b"".join(values) + bytes(16), np.uint8)
+def _decode(cells: CellColumns, nullable_before_key: int) -> FilesRun:
+    pos = cells.value_start.astype(np.int64, copy=True)
+    ends = pos + cells.value_len
+    buf = cells.buffer
 
     def check(p: np.ndarray, rows: np.ndarray | None = None) -> None:
         limit = ends if rows is None else ends[rows]
         if (p > limit).any():
-            raise _Unexpected
+            raise Unexpected
 
     for _ in range(nullable_before_key):
-        branch, pos = _varints(buf, pos)
+        branch, pos = varints(buf, pos)
         if ((branch != 0) & (branch != 1)).any():
-            raise _Unexpected
+            raise Unexpected
         some = np.flatnonzero(branch == 1)
         if some.size:
-            length, after = _varints(buf, pos[some])
+            length, after = varints(buf, pos[some])
             if (length < 0).any():
-                raise _Unexpected
+                raise Unexpected
             pos[some] = after + length
         check(pos)
-    key_length, pos = _varints(buf, pos)
+    key_length, pos = varints(buf, pos)
     if (key_length < 0).any():
-        raise _Unexpected
+        raise Unexpected
     pos = pos + key_length
     check(pos)
-    types, pos = _varints(buf, pos)
-    branch, pos = _varints(buf, pos)
+    types, pos = varints(buf, pos)
+    branch, pos = varints(buf, pos)
     if ((branch != 0) & (branch != 1)).any():
-        raise _Unexpected
+        raise Unexpected
     has_map = branch == 1
     check(pos)
 
@@ -153,28 +123,28 @@ def _decode(keys: Sequence[bytes], values: Sequence[bytes], nullable_before_key:
     flag_parts: list[np.ndarray] = []
     active = np.flatnonzero(has_map)
     while active.size:
-        count, after = _varints(buf, pos[active])
+        count, after = varints(buf, pos[active])
         pos[active] = after
         negative = np.flatnonzero(count < 0)
         if negative.size:  # a block with its byte size: skip the size
             count[negative] = -count[negative]
-            _, after = _varints(buf, pos[active[negative]])
+            _, after = varints(buf, pos[active[negative]])
             pos[active[negative]] = after
         check(pos[active], active)
         going = count > 0
         work = active[going]
         remaining = count[going]
         while work.size >= _LOCKSTEP_MIN:
-            name_length, after = _varints(buf, pos[work])
+            name_length, after = varints(buf, pos[work])
             if (name_length < 0).any():
-                raise _Unexpected
+                raise Unexpected
             rec_parts.append(work)
             start_parts.append(after)
             len_parts.append(name_length)
-            size, after = _varints(buf, after + name_length)
+            size, after = varints(buf, after + name_length)
             flag = buf[after]
             if (flag > 1).any():
-                raise _Unexpected
+                raise Unexpected
             size_parts.append(size)
             flag_parts.append(flag.astype(bool))
             pos[work] = after + 1
@@ -189,10 +159,10 @@ def _decode(keys: Sequence[bytes], values: Sequence[bytes], nullable_before_key:
         active = active[going]
     for _ in range(_PAYLOAD_UNIONS_AFTER_FILES):
         if buf[pos].any():
-            raise _Unexpected  # a payload other than files: the record-wise decoder reads it
+            raise Unexpected  # a payload other than files: the record-wise decoder reads it
         pos = pos + 1
     if not np.array_equal(pos, ends):
-        raise _Unexpected
+        raise Unexpected
 
     def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
@@ -201,13 +171,13 @@ def _decode(keys: Sequence[bytes], values: Sequence[bytes], nullable_before_key:
     order = np.argsort(entry_record, kind="stable")  # entries grouped by record, map order kept
     starts = cat(start_parts, np.int64)[order]
     name_lengths = cat(len_parts, np.int64)[order]
-    key_array = pa.array(keys, pa.binary()).cast(pa.string())
+    key_array = _utf8(cells.rows)
     return FilesRun(
         keys=key_array,
         types=types,
         has_map=has_map,
         entry_record=entry_record[order],
-        entry_name=_strings(buf, starts, name_lengths),
+        entry_name=strings(buf, starts, name_lengths),
         entry_size=cat(size_parts, np.int64)[order],
         entry_deleted=cat(flag_parts, bool)[order],
     )
@@ -221,7 +191,10 @@ def _entries_one_by_one(
     remaining: np.ndarray,
     parts: tuple[list[np.ndarray], ...],
 ) -> None:
-    """The rest of the current map block of the few records in ``work``, a record at a time."""
+    """The rest of the current map block of the few records in ``work``, a record at a time (the
+    ``__all_partitions__`` record holds every partition in one map: a Python loop whose common case,
+    one-byte varints, is inlined)."""
+    data = buf.data  # indexing a memoryview gives ints, without numpy scalars
     recs: list[int] = []
     starts: list[int] = []
     lens: list[int] = []
@@ -231,20 +204,30 @@ def _entries_one_by_one(
         p = int(pos[r])
         end = int(ends[r])
         for _ in range(left):
-            length, p = _scalar_varint(buf, p)
+            b = data[p]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                length, p = scalar_varint(data, p)
             if length < 0:
-                raise _Unexpected
-            start = p
-            size, p = _scalar_varint(buf, p + length)
-            flag = int(buf[p])
-            if flag > 1 or p >= end:
-                raise _Unexpected
-            p += 1
-            recs.append(r)
-            starts.append(start)
+                raise Unexpected
+            starts.append(p)
             lens.append(length)
-            sizes.append(size)
+            p += length
+            b = data[p]
+            if b < 0x80:
+                sizes.append((b >> 1) ^ -(b & 1))
+                p += 1
+            else:
+                size, p = scalar_varint(data, p)
+                sizes.append(size)
+            flag = data[p]
+            if flag > 1 or p >= end:
+                raise Unexpected
+            p += 1
             flags.append(flag == 1)
+        recs.extend([r] * left)
         pos[r] = p
     rec_parts, start_parts, len_parts, size_parts, flag_parts = parts
     rec_parts.append(np.asarray(recs, np.int64))
@@ -254,15 +237,25 @@ def _entries_one_by_one(
     flag_parts.append(np.asarray(flags, bool))
 
 
-def merge_files_runs(runs: Sequence[FilesRun]) -> pa.Table | None:
+def _utf8(rows: pa.BinaryArray) -> pa.StringArray:
+    """HFile rows as strings: MDT keys are UTF-8 (the record-wise path decodes them so)."""
+    try:
+        return rows.cast(pa.string())
+    except pa.ArrowInvalid as e:
+        raise Unexpected from e
+
+
+def merge_files_runs(runs: Sequence[FilesRun], record_type: int = K.TYPE_FILES) -> pa.Table | None:
     """The live files of every partition key in ``runs`` (in merge order: base file first, then the
     log blocks), as :data:`FILES_TABLE_SCHEMA` rows sorted by partition and name; None when a key's
-    records are not all ``files`` records (the record-wise merge decides those)."""
+    records are not all ``files`` records (the record-wise merge decides those). With
+    ``record_type`` ``TYPE_ALL_PARTITIONS``: the ``__all_partitions__`` record's live entries (its
+    "files" are the partitions), merged by the same rules."""
     if not runs:
         return FILES_TABLE_SCHEMA.empty_table()
     record_keys = pa.chunked_array([r.keys for r in runs], pa.string())
     types = np.concatenate([r.types for r in runs])
-    if (types != K.TYPE_FILES).any():
+    if (types != record_type).any():
         return None
     seq_base = np.cumsum([0] + [len(r.types) for r in runs])[:-1]
     entry_seq = np.concatenate([r.entry_record + base for r, base in zip(runs, seq_base, strict=True)])
@@ -277,23 +270,37 @@ def merge_files_runs(runs: Sequence[FilesRun]) -> pa.Table | None:
     )
     if entries.num_rows == 0:
         return FILES_TABLE_SCHEMA.empty_table()
-    grouped = entries.group_by(["key", "name"]).aggregate(
-        [("size", "max"), ("deleted", "any"), ("seq", "count"), ("seq", "count_distinct")]
-    )
-    if not pc.all(pc.equal(grouped["seq_count"], grouped["seq_count_distinct"])).as_py():
-        return None  # a name twice in one map (Avro readers keep the last): the record-wise path
-    clean = grouped.filter(pc.invert(grouped["deleted_any"]))
-    parts = [clean.select(["key", "name", "size_max"]).rename_columns(["key", "name", "size"])]
-    touched = grouped.filter(grouped["deleted_any"])
-    if touched.num_rows:
-        parts.append(_fold_deletions(entries, touched))
+    # Most (key, name) pairs occur once (a file is listed when it is written): such an entry is its
+    # own merge, and a tombstone is not live. Only repeated pairs go through the group-by, which
+    # costs more than all the rest at 100k entries. Equal pairs join to equal strings, so distinct
+    # joined strings are distinct pairs (the separator only decides which pairs are checked).
+    joined = pc.binary_join_element_wise(entries["key"], entries["name"], "\0")
+    repeated_values = pa.array([], pa.string())
+    if len(pc.unique(joined)) != entries.num_rows:  # (count_distinct is far slower)
+        counts = pc.value_counts(joined)
+        repeated_values = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    repeated = pc.is_in(joined, value_set=repeated_values)
+    once = entries.filter(pc.invert(pc.or_(repeated, entries["deleted"])))
+    parts = [once.select(["key", "name", "size"])]
+    again = entries.filter(repeated)
+    if again.num_rows:
+        grouped = again.group_by(["key", "name"]).aggregate(
+            [("size", "max"), ("deleted", "any"), ("seq", "count"), ("seq", "count_distinct")]
+        )
+        if not pc.all(pc.equal(grouped["seq_count"], grouped["seq_count_distinct"])).as_py():
+            return None  # a name twice in one map (Avro readers keep the last): the record-wise path
+        clean = grouped.filter(pc.invert(grouped["deleted_any"]))
+        parts.append(clean.select(["key", "name", "size_max"]).rename_columns(["key", "name", "size"]))
+        touched = grouped.filter(grouped["deleted_any"])
+        if touched.num_rows:
+            parts.append(_fold_deletions(again, touched, record_type))
     merged = pa.concat_tables(parts)
     partition = pc.if_else(pc.equal(merged["key"], K.NON_PARTITIONED_NAME), "", merged["key"])
     out = pa.table({"partition_path": partition, "name": merged["name"], "size": merged["size"]})
     return out.sort_by([("partition_path", "ascending"), ("name", "ascending")]).cast(FILES_TABLE_SCHEMA)
 
 
-def _fold_deletions(entries: pa.Table, touched: pa.Table) -> pa.Table:
+def _fold_deletions(entries: pa.Table, touched: pa.Table, record_type: int) -> pa.Table:
     """Entries whose history holds a deletion, folded in order by :func:`records.merge` (the
     record-wise rules: a deletion removes a live entry and replaces a deleted one, a live entry
     after a deleted one keeps the larger size)."""
@@ -302,7 +309,7 @@ def _fold_deletions(entries: pa.Table, touched: pa.Table) -> pa.Table:
     folded: dict[tuple[str, str], Record | None] = {}
     columns = [rows[c].to_pylist() for c in ("key", "name", "size", "deleted")]
     for key, name, size, deleted in zip(*columns, strict=True):
-        entry = {"type": K.TYPE_FILES, "filesystemMetadata": {name: {"size": size, "isDeleted": deleted}}}
+        entry = {"type": record_type, "filesystemMetadata": {name: {"size": size, "isDeleted": deleted}}}
         folded[(key, name)] = merge(folded.get((key, name)), entry)
     live = [(k, n, s) for (k, _), rec in folded.items() for n, s in live_files(rec).items()]
     return pa.table(

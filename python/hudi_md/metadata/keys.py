@@ -122,6 +122,21 @@ def partition_index_id(partition_path: str) -> str:
     return _xxh64_b64(partition_id(partition_path))
 
 
+def partition_index_ids(partition_paths: Sequence[str]) -> list[str]:
+    """:func:`partition_index_id` of many partitions: the digests Base64-encoded together (each
+    padded to 9 bytes, so each takes 12 characters whose last is its ``=``)."""
+    if not partition_paths:
+        return []
+    digest = xxhash.xxh64_digest
+    padded = (
+        b"\0".join([digest(partition_id(p).encode("utf-8"), seed=_XXH_SEED) for p in partition_paths]) + b"\0"
+    )
+    text = bytearray(base64.b64encode(padded))
+    text[11::12] = b"=" * len(partition_paths)
+    encoded = text.decode("ascii")
+    return [encoded[i : i + 12] for i in range(0, len(encoded), 12)]
+
+
 def file_index_id(file_name: str) -> str:
     return _md5_b64(file_name)
 

@@ -16,17 +16,25 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_md.errors import HudiMdError, MetadataTableError
 from hudi_md.formats.avro import decode_schemaless
-from hudi_md.formats.hfile import HFileReader
+from hudi_md.formats.hfile import CellColumns, HFileReader
 from hudi_md.formats.logfile import DeleteRecord, LogBlockType
 from hudi_md.formats.logframes import TAIL_BYTES, LogBlockFrame, iter_log_frames
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
 from hudi_md.metadata.files_codec import files_record_decoder, files_record_shape
-from hudi_md.metadata.files_columns import FilesRun, decode_files_cells, merge_files_runs
+from hudi_md.metadata.files_columns import FilesRun, decode_files_columns, merge_files_runs
 from hudi_md.metadata.records import Record, is_live, live_files, merge, normalize, record_index_file_id
+from hudi_md.metadata.stats_columns import (
+    Deletes,
+    StatsColumns,
+    StatsRun,
+    decode_stats_columns,
+    merge_stats_runs,
+)
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.fs_view import FileSlice, FileSystemView, LogFile
@@ -38,6 +46,7 @@ log = logging.getLogger(__name__)
 
 METADATA_FOLDER = ".hoodie/metadata"
 _INIT_PREFIX = "00000000000000"
+_ALL_PARTITIONS_ROW = K.ALL_PARTITIONS_KEY.encode("utf-8")
 # Keys wanted times this > cells in the file: scan the file once instead of seeking each key.
 _DENSE_LOOKUP_RATIO = 8
 # Stats of more partitions than this are read as the column's whole key range.
@@ -86,6 +95,20 @@ class KeySelection:
         if self.prefixes is not None:
             return reader.scan_prefixes(self.prefixes)
         return reader.scan()
+
+    def scan_columns(self, reader: HFileReader) -> CellColumns:
+        """The cells :meth:`scan` yields, as columns."""
+        if self.keys is not None:
+            if len(self.keys) * _DENSE_LOOKUP_RATIO > reader.entry_count:
+                cells = reader.scan_columns()
+                hit = pc.is_in(
+                    cells.rows, value_set=pa.array([k.encode("utf-8") for k in self.keys], pa.binary())
+                )
+                return cells.take(pc.indices_nonzero(hit).to_numpy())
+            return reader.get_many_columns(self.keys)
+        if self.prefixes is not None:
+            return reader.scan_prefixes_columns(self.prefixes)
+        return reader.scan_columns()
 
     def matches(self, key: str) -> bool:
         if self.keys is not None:
@@ -361,12 +384,54 @@ class MetadataTable:
         with self._lock:
             known = self._all_partitions
         if known is None:
-            records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
-            parts = live_files(records.get(K.ALL_PARTITIONS_KEY))
-            known = sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts)
+            known = self._all_partitions_columns()
+            if known is None:
+                records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
+                parts = live_files(records.get(K.ALL_PARTITIONS_KEY))
+                known = sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts)
             with self._lock:
                 self._all_partitions = known
         return list(known)
+
+    def _all_partitions_columns(self) -> list[str] | None:
+        """The partition list decoded column-wise: the ``__all_partitions__`` record holds every
+        partition in one map (100k entries at 100k partitions), read with :mod:`files_columns`
+        and merged by the files rules; None when a block or record is not of the shape it knows
+        (then :meth:`all_partitions` reads the record)."""
+        self.stats["lookups"] += 1
+        with metrics.timed("lookup_files_all_partitions_columns"):
+            slices = self.file_slices(K.FILES)
+            file_slice = slices[K.file_group_index(K.ALL_PARTITIONS_KEY, len(slices))]
+            sel = KeySelection(keys=[K.ALL_PARTITIONS_KEY])
+            sources: list[tuple[HFileReader, str | None]] = []
+            if file_slice.base_file is not None:
+                reader = self._hfile(file_slice.base_file.path, file_slice.base_file.size)
+                sources.append((reader, reader.schema))
+            for block in self._valid_blocks(file_slice):
+                if block.block_type == LogBlockType.HFILE_DATA:
+                    reader = self._block_reader(block)
+                    sources.append((reader, reader.schema or block.schema))
+                elif block.block_type == LogBlockType.DELETE:
+                    if any(d.record_key == K.ALL_PARTITIONS_KEY for d in self._deleted_keys(block)):
+                        return None
+                else:
+                    return None
+            runs: list[FilesRun] = []
+            for reader, schema in sources:
+                shape = files_record_shape(schema) if schema is not None else None
+                if shape is None:
+                    return None
+                run = decode_files_columns(sel.scan_columns(reader), shape)
+                if run is None:
+                    return None
+                runs.append(run)
+            merged = merge_files_runs(runs, K.TYPE_ALL_PARTITIONS)
+        if merged is None:
+            return None
+        names = merged.column("name").to_pylist()
+        if K.NON_PARTITIONED_NAME in names:
+            return sorted("" if p == K.NON_PARTITIONED_NAME else p for p in names)
+        return names  # sorted by the merge (UTF-8 byte order is code point order)
 
     def partitions_with_keys(self, paths: Sequence[str], prefixes: Sequence[str] = ()) -> list[str]:
         """Partitions whose ``files`` record exists among exact partition ``paths`` and under path
@@ -455,9 +520,9 @@ class MetadataTable:
                     shape = files_record_shape(schema)
                     if shape is None:
                         return None
-                    all_partitions = K.ALL_PARTITIONS_KEY.encode("utf-8")
-                    cells = [(k, v) for k, v in reader.scan() if k != all_partitions]
-                    run = decode_files_cells([k for k, _ in cells], [v for _, v in cells], shape)
+                    cells = reader.scan_columns()
+                    others = pc.not_equal(cells.rows, pa.scalar(_ALL_PARTITIONS_ROW, pa.binary()))
+                    run = decode_files_columns(cells.take(pc.indices_nonzero(others).to_numpy()), shape)
                     if run is None:
                         return None
                     runs.append(run)
@@ -541,6 +606,93 @@ class MetadataTable:
             out.append(column_stat_of(partition, rec))
         out.sort(key=lambda s: (s.column_name, s.partition_path, s.file_name))
         return out
+
+    def stats_columns(
+        self, mdt_partition: str, columns: Sequence[str], partitions: Sequence[str]
+    ) -> tuple[StatsColumns, pa.StringArray] | None:
+        """:meth:`column_stats` / :meth:`partition_stats` of ``columns`` in ``partitions``, read
+        column-wise (:mod:`stats_columns`): the merged, live records and each one's partition,
+        the same records as those methods give; None when a block, schema or record is not of the
+        shape the column-wise decoder knows (then read them with those methods)."""
+        with metrics.timed(f"scan_{mdt_partition}_columns"):
+            return self._stats_columns(mdt_partition, columns, partitions)
+
+    def _stats_columns(
+        self, mdt_partition: str, columns: Sequence[str], partitions: Sequence[str]
+    ) -> tuple[StatsColumns, pa.StringArray] | None:
+        partition_list = list(partitions)
+        if not columns or not partition_list:
+            return None  # nothing to read column-wise: the record-wise read answers at once
+        ids = K.partition_index_ids(partition_list)
+        if len(set(ids)) != len(ids):
+            return None  # two partitions of one id: which one a record names is not clear
+        # the keys _read_stats reads
+        keys: list[str] | None = None
+        prefixes: list[str] | None = None
+        if len(partition_list) > _MANY_PARTITIONS:
+            prefixes = [K.column_index_id(c) for c in columns]
+        elif mdt_partition == K.PARTITION_STATS:
+            keys = [K.partition_stats_key(c, p) for c in columns for p in partition_list]
+        else:
+            prefixes = [K.column_index_id(c) + i for c in columns for i in ids]
+        slices = self.file_slices(mdt_partition)
+        if keys is not None:
+            groups = K.file_group_indexes(keys, len(slices))
+            wanted: dict[int, KeySelection] = {}
+            for index in sorted(set(groups)):
+                wanted[index] = KeySelection(
+                    keys=[k for k, g in zip(keys, groups, strict=True) if g == index]
+                )
+        else:
+            wanted = {index: KeySelection(prefixes=prefixes) for index in range(len(slices))}
+        parts: list[StatsColumns] = []
+        for index, sel in wanted.items():
+            merged = self._slice_stats_columns(slices[index], sel, K.record_type_of_partition(mdt_partition))
+            if merged is None:
+                return None
+            parts.append(merged)
+        found = StatsColumns.concat(parts)
+        if len(pc.unique(found.keys)) != len(found):  # (count_distinct is far slower)
+            return None  # a key in two file groups: the record-wise read keeps the later group's
+        part_ids = pc.utf8_slice_codeunits(found.keys, 12, 24)
+        where = pc.index_in(part_ids, value_set=pa.array(ids, pa.string()))
+        if where.null_count:  # records of partitions not asked for (or gone) are dropped
+            asked = pc.indices_nonzero(pc.is_valid(where)).to_numpy()
+            found = found.take(asked)
+            where = where.take(pa.array(asked, pa.int64()))
+        return found, pa.array(partition_list, pa.string()).take(where)
+
+    def _slice_stats_columns(
+        self, file_slice: FileSlice, sel: KeySelection, record_type: int
+    ) -> StatsColumns | None:
+        """One MDT file slice's stats records selected by ``sel``, merged as
+        :meth:`read_slice_records` merges them."""
+        events: list[StatsRun | Deletes] = []
+        sources: list[tuple[HFileReader, str | None] | Deletes] = []
+        if file_slice.base_file is not None:
+            reader = self._hfile(file_slice.base_file.path, file_slice.base_file.size)
+            sources.append((reader, reader.schema))
+        for block in self._valid_blocks(file_slice):
+            if block.block_type == LogBlockType.HFILE_DATA:
+                reader = self._block_reader(block)
+                sources.append((reader, reader.schema or block.schema))
+            elif block.block_type == LogBlockType.DELETE:
+                deleted = [d.record_key for d in self._deleted_keys(block)]
+                sources.append(Deletes([k for k in deleted if k is not None and sel.matches(k)]))
+            else:
+                return None  # the record-wise read reports it
+        for source in sources:
+            if isinstance(source, Deletes):
+                events.append(source)
+                continue
+            reader, schema = source
+            if schema is None:
+                return None
+            run = decode_stats_columns(sel.scan_columns(reader), schema)
+            if run is None:
+                return None
+            events.append(run)
+        return merge_stats_runs(events, record_type)
 
     # --- record_index ----------------------------------------------------------------------------
 

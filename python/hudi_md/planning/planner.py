@@ -35,6 +35,7 @@ from hudi_md.planning.stats_arrow import (
     cached_stats_table,
     entry_rows,
     rows_to_keep,
+    stats_table_of_columns,
 )
 from hudi_md.planning.visitors import referenced_columns
 from hudi_md.table.fs_view import FileSlice, FileSystemView
@@ -167,8 +168,26 @@ def _rows_to_keep(
         rows = entry_rows(entries)
         if rows is None:
             return None
-        stats = mdt.partition_stats if index == "partition_stats" else mdt.column_stats
-        return build_stats_table(stats(columns, partitions), entry_of, rows, schema)
+        found = mdt.stats_columns(index, columns, partitions)
+        if found is not None:
+            # column-wise: the records' and the rows' entries as Arrow columns, joined
+            stats, partition = found
+            if index == "partition_stats":
+                named = pa.table({"p": partition})
+                wanted = pa.table({"p": pa.array(entries, pa.string())})
+            else:
+                named = pa.table({"p": partition, "f": stats.file_name})
+                wanted = pa.table(
+                    {
+                        "p": pa.array([e[0] for e in entries], pa.string()),  # type: ignore[index]
+                        "f": pa.array([e[1] for e in entries], pa.string()),  # type: ignore[index]
+                    }
+                )
+            table = stats_table_of_columns(stats, named, wanted, schema)
+            if table is not None:
+                return table
+        stats_of = mdt.partition_stats if index == "partition_stats" else mdt.column_stats
+        return build_stats_table(stats_of(columns, partitions), entry_of, rows, schema)
 
     table = cached_stats_table(mdt, (index, tuple(columns), schema, tuple(entries)), build)
     if table is None:

@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from hudi_md.metadata.stats_columns import StatKind, StatsColumns, StatValues
 from hudi_md.planning.binding import bind
 from hudi_md.planning.evaluators import (
     IN_PREDICATE_LIMIT,
@@ -60,6 +61,7 @@ __all__ = [
     "entry_rows",
     "rows_to_keep",
     "stats_field",
+    "stats_table_of_columns",
 ]
 
 # Whether an entry has any statistics record (of any column).
@@ -256,6 +258,134 @@ def build_stats_table(
         for row in sorted(inexact)
     }
     return StatsTable(pa.table(arrays), bound_types, scalar_rows)
+
+
+def stats_table_of_columns(
+    stats: StatsColumns, stat_entries: pa.Table, entries: pa.Table, schema: pa.Schema
+) -> StatsTable | None:
+    """:func:`build_stats_table` of statistics read column-wise (:mod:`metadata.stats_columns`):
+    the same table, made without a Python object per record; None where that is not sure to be
+    so (then build it from the records).
+
+    ``stat_entries`` names each record's entry and ``entries`` each row's (the same columns,
+    e.g. partition path and file name); entries must not repeat. A bound is kept as
+    :func:`build_stats_table` keeps it (the column's kind only, NaN as null), and any value that
+    one would send to :attr:`StatsTable.scalar_rows` (not held exactly) gives None, as does an
+    entry with two records of one column.
+    """
+    n = entries.num_rows
+    names = entries.column_names
+    keyed = stat_entries.append_column("__stat", pa.array(np.arange(len(stats), dtype=np.int64)))
+    numbered = entries.append_column("__row", pa.array(np.arange(n, dtype=np.int64)))
+    joined = keyed.join(numbered, names, join_type="inner", use_threads=False)
+    stat = joined.column("__stat").to_numpy()
+    row = joined.column("__row").to_numpy()
+    column = np.asarray(stats.column_name.take(pa.array(stat, pa.int64())).to_pylist(), dtype=object)
+    has_stats = np.zeros(n, bool)
+    has_stats[row] = True
+    arrays: dict[str, pa.Array] = {HAS_STATS: pa.array(has_stats)}
+    bound_types: dict[str, pa.DataType | None] = {}
+    for name in sorted(set(column.tolist())):
+        mine = column == name
+        rows, records = row[mine], stat[mine]
+        if len(np.unique(rows)) != len(rows):
+            return None  # two records of one entry and column: the later wins, in record order
+        index = schema.get_field_index(name)
+        t = bound_type(schema.field(index).type) if index >= 0 else None
+        bound_types[name] = t
+        present = np.zeros(n, bool)
+        present[rows] = True
+        arrays[stats_field(name, PRESENT)] = pa.array(present)
+        if t is not None:
+            for part, values in ((MIN, stats.min), (MAX, stats.max)):
+                bounds = _bounds(values.take(records), t)
+                if bounds is None:
+                    return None
+                arrays[stats_field(name, part)] = _scatter(bounds, rows, n)
+        at = pa.array(records, pa.int64())
+        arrays[stats_field(name, NULL_COUNT)] = _scatter(stats.null_count.take(at), rows, n)
+        arrays[stats_field(name, VALUE_COUNT)] = _scatter(stats.value_count.take(at), rows, n)
+    return StatsTable(pa.table(arrays), bound_types, {})
+
+
+def _scatter(values: pa.Array, rows: np.ndarray, n: int) -> pa.Array:
+    """``values`` at ``rows`` of an array of ``n`` nulls."""
+    source = np.full(n, -1, np.int64)
+    source[rows] = np.arange(len(rows))
+    return values.take(pa.array(source, mask=source < 0))
+
+
+_KINDS_OF = {
+    "bool": (StatKind.BOOL,),
+    "str": (StatKind.STR,),
+    "bytes": (StatKind.BYTES,),
+    "date": (StatKind.DATE,),
+    "datetime": (StatKind.DATETIME,),
+    "datetime-tz": (StatKind.DATETIME_UTC,),
+    "number": (StatKind.INT, StatKind.FLOAT, StatKind.DECIMAL),
+}
+_EXACT_IN_DOUBLE = 2**53
+
+
+def _bounds(values: StatValues, t: pa.DataType) -> pa.Array | None:
+    """Typed values as a bound column of type ``t``: values of the column's kind as ``_comparable``
+    keeps them (NaN as null), the others null; None when one would not be held exactly."""
+    kind = values.kind
+    used = np.isin(kind, _KINDS_OF[_kind_of_type(t)])
+    nan = (kind == StatKind.FLOAT) & np.isnan(values.floating)
+    used &= ~nan
+    integer = values.integer
+    if pa.types.is_boolean(t):
+        out = pa.array(integer.astype(bool))
+    elif pa.types.is_string(t):
+        # only the STR values are UTF-8 (BYTES ones share the column)
+        out = pc.if_else(pa.array(used), values.binary, pa.nulls(len(kind), pa.binary())).cast(pa.string())
+    elif pa.types.is_binary(t):
+        out = values.binary
+    elif pa.types.is_date32(t):
+        out = pa.array(integer.astype(np.int32), pa.date32())
+    elif pa.types.is_timestamp(t):
+        out = pa.array(integer, t)
+    elif pa.types.is_integer(t):
+        if (used & (kind != StatKind.INT)).any():
+            return None  # a float or decimal bound of an integer column
+        info = np.iinfo(t.to_pandas_dtype())
+        ints = integer[used]
+        if ints.size and (ints.min() < info.min or (info.max < 2**63 and ints.max() > info.max)):
+            return None
+        if ints.size and info.min == 0 and ints.min() < 0:
+            return None
+        out = pa.array(np.where(used, integer, 0).astype(t.to_pandas_dtype()), t)
+    elif pa.types.is_floating(t):
+        if (used & (kind == StatKind.DECIMAL)).any():
+            return None
+        ints = used & (kind == StatKind.INT)
+        # (no np.abs: it wraps -2**63 to itself)
+        if ((integer[ints] < -_EXACT_IN_DOUBLE) | (integer[ints] > _EXACT_IN_DOUBLE)).any():
+            return None  # beyond 2**53 an int is not a double exactly
+        out = pa.array(np.where(ints, integer.astype(np.float64), values.floating), pa.float64())
+    elif pa.types.is_decimal(t):
+        if t.bit_width not in (128, 256) or (used & (kind != StatKind.DECIMAL)).any():
+            return None  # (decimal32/64 columns: their words are not built here)
+        unscaled = integer[used]
+        if (values.scale[used] != t.scale).any():
+            return None
+        limit = 10**t.precision
+        if t.precision < 19 and ((unscaled <= -limit) | (unscaled >= limit)).any():
+            return None
+        out = _decimal_array(np.where(used, integer, 0), t)
+    else:
+        return None
+    return pc.if_else(pa.array(used), out, pa.nulls(len(kind), out.type))
+
+
+def _decimal_array(unscaled: np.ndarray, t: pa.DataType) -> pa.Array:
+    """Unscaled int64 values as a decimal array of ``t``: little-endian two's complement words."""
+    words = 2 if t.bit_width == 128 else 4
+    data = np.empty((len(unscaled), words), np.int64)
+    data[:, 0] = unscaled
+    data[:, 1:] = (unscaled >> 63)[:, None]
+    return pa.Array.from_buffers(t, len(unscaled), [None, pa.py_buffer(data.tobytes())])
 
 
 # --------------------------------------------------------------------------- evaluation

@@ -8,7 +8,7 @@ row-only index keys, including the 1.1.x protobuf-varint index key length bug). 
 from __future__ import annotations
 
 from hudi_md.formats.hfile._layout import HFileTrailer
-from hudi_md.formats.hfile.reader import HFileReader
+from hudi_md.formats.hfile.reader import CellColumns, HFileReader
 from hudi_md.formats.hfile.writer import HFileWriter, write_hfile
 
-__all__ = ["HFileReader", "HFileTrailer", "HFileWriter", "write_hfile"]
+__all__ = ["CellColumns", "HFileReader", "HFileTrailer", "HFileWriter", "write_hfile"]

@@ -9,8 +9,14 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_md.errors import HFileFormatError
+from hudi_md.formats.arrow_buffers import binaries_at
 from hudi_md.formats.hfile._layout import (
     HEADER_SIZE,
     INLINE_MAGICS,
@@ -23,10 +29,11 @@ from hudi_md.formats.hfile._layout import (
     MAGIC_ROOT_INDEX,
     TRAILER_SIZE,
     BlockHeader,
+    CellPositions,
     HFileTrailer,
     block_payload,
+    cell_positions,
     check_index_order,
-    decode_cells,
     floor_entry,
     index_key_row,
     parse_file_info,
@@ -38,7 +45,7 @@ from hudi_md.formats.hfile._layout import (
 from hudi_md.formats.hfile._wire import Corrupt
 from hudi_md.storage import BytesInputFile, InputFile
 
-__all__ = ["HFileReader"]
+__all__ = ["CELL_BUFFER_PADDING", "CellColumns", "HFileReader"]
 
 _OPEN_TAIL_BYTES = 64 << 10  # one read usually covers trailer + load-on-open (the whole file if small)
 _SCAN_READAHEAD = 4 << 20  # a cursor walking block to block ramps its reads up to this
@@ -53,16 +60,70 @@ _KEY_VALUE_VERSION_WITH_MVCC = (1).to_bytes(4, "big")
 
 
 class _DataBlock:
-    """A decoded data block: parallel row/value lists plus where the next block starts."""
+    """A decoded data block: its cells' positions, the row/value lists made from them when a
+    lookup first wants them, and where the next block starts."""
 
-    __slots__ = ("offset", "rows", "total_size", "values", "weight")
+    __slots__ = ("_rows", "_values", "cells", "offset", "total_size", "weight")
 
-    def __init__(self, offset: int, total_size: int, rows: list[bytes], values: list[bytes], weight: int):
+    def __init__(self, offset: int, total_size: int, cells: CellPositions) -> None:
         self.offset = offset
         self.total_size = total_size
-        self.rows = rows
-        self.values = values
-        self.weight = weight
+        self.cells = cells
+        self._rows: list[bytes] | None = None
+        self._values: list[bytes] | None = None
+        self.weight = len(cells.payload) + 64 * len(cells)
+
+    @property
+    def rows(self) -> list[bytes]:
+        if self._rows is None:
+            self._rows = self.cells.rows()
+        return self._rows
+
+    @property
+    def values(self) -> list[bytes]:
+        if self._values is None:
+            self._values = self.cells.values()
+        return self._values
+
+
+@dataclass(frozen=True)
+class CellColumns:
+    """Cells of an HFile as columns, for decoders that work on all of them at once: the payloads
+    of the data blocks they come from, one after another in ``buffer`` (followed by
+    :data:`CELL_BUFFER_PADDING` zero bytes, so a decoder reading a little past a value stays
+    inside it), the rows (record keys) in file order, and where each value lies in ``buffer``."""
+
+    buffer: np.ndarray  # uint8
+    rows: pa.BinaryArray
+    value_start: np.ndarray  # int64
+    value_len: np.ndarray  # int64
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def take(self, indices: np.ndarray) -> CellColumns:
+        """The cells at ``indices`` (ascending: file order kept)."""
+        return CellColumns(
+            self.buffer, self.rows.take(pa.array(indices)), self.value_start[indices], self.value_len[indices]
+        )
+
+    @staticmethod
+    def of_blocks(blocks: list[CellPositions]) -> CellColumns:
+        buffer = np.frombuffer(b"".join([b.payload for b in blocks]) + bytes(CELL_BUFFER_PADDING), np.uint8)
+        base = np.cumsum([0] + [len(b.payload) for b in blocks])[:-1]
+        starts = [b.row_start + o for b, o in zip(blocks, base, strict=True)]
+        row_start = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+        row_len = np.concatenate([b.row_len for b in blocks]) if blocks else np.zeros(0, np.int64)
+        values = [b.value_start + o for b, o in zip(blocks, base, strict=True)]
+        return CellColumns(
+            buffer,
+            binaries_at(buffer, row_start, row_len),
+            np.concatenate(values) if values else np.zeros(0, np.int64),
+            np.concatenate([b.value_len for b in blocks]) if blocks else np.zeros(0, np.int64),
+        )
+
+
+CELL_BUFFER_PADDING = 16
 
 
 def _as_key(key: bytes | str) -> bytes:
@@ -236,34 +297,97 @@ class HFileReader:
     def scan(self) -> Iterator[tuple[bytes, bytes]]:
         """Every ``(row, value)`` in file order; checks the total against the trailer's entry count."""
         with self._guard("scan failed"):
-            if not self._root_offsets:
-                return
-            start = self._locate(b"")
-            assert start is not None
-            # up to the trailer: the last block's read peeks at the header after it
-            readahead = min(self._size - TRAILER_SIZE - start[0], _SCAN_READ_LIMIT)
-            try:
-                block: _DataBlock | None = self._data_block(start[0], start[1], readahead, cache=False)
-                count = 0
-                previous_last: bytes | None = None
+            for block in self._all_blocks():
+                yield from zip(block.rows, block.values, strict=True)
+
+    def scan_columns(self) -> CellColumns:
+        """Every cell, as columns: what :meth:`scan` yields, with the same checks."""
+        with self._guard("scan failed"):
+            return CellColumns.of_blocks([block.cells for block in self._all_blocks()])
+
+    def get_many_columns(self, keys: Iterable[bytes | str]) -> CellColumns:
+        """The cells :meth:`get_many` finds (the first cell of each present key), as columns in
+        file order."""
+        wanted = sorted({_as_key(k) for k in keys})
+        with self._guard("batch lookup failed"):
+            cells = CellColumns.of_blocks(self._blocks_of_ranges([(k, k + b"\0") for k in wanted]))
+            rows = cells.rows
+            hit = pc.is_in(rows, value_set=pa.array(wanted, pa.binary()))
+            if len(rows) > 1:  # a key's later cells (rows are sorted: they follow the first)
+                repeat = pc.equal(rows.slice(1), rows.slice(0, len(rows) - 1))
+                hit = pc.and_(hit, pc.invert(pa.concat_arrays([pa.array([False]), repeat])))
+            return cells.take(pc.indices_nonzero(hit).to_numpy())
+
+    def scan_prefixes_columns(self, prefixes: Iterable[bytes | str]) -> CellColumns:
+        """The cells :meth:`scan_prefixes` yields, as columns in file order."""
+        wanted = sorted({_as_key(p) for p in prefixes})
+        if b"" in wanted:
+            return self.scan_columns()
+        with self._guard("prefix scan failed"):
+            cells = CellColumns.of_blocks(self._blocks_of_ranges([(p, _successor(p)) for p in wanted]))
+            hit = pa.array(np.zeros(len(cells), bool))
+            for length in sorted({len(p) for p in wanted}):
+                heads = pc.binary_slice(cells.rows, 0, length)
+                same = [p for p in wanted if len(p) == length]
+                hit = pc.or_(hit, pc.is_in(heads, value_set=pa.array(same, pa.binary())))
+            return cells.take(pc.indices_nonzero(hit).to_numpy())
+
+    def _all_blocks(self) -> Iterator[_DataBlock]:
+        """Every data block in file order, read in one request (up to a limit), checked: blocks in
+        row order, the cell count the trailer's, the last row file info's ``hfile.LASTKEY``."""
+        if not self._root_offsets:
+            return
+        start = self._locate(b"")
+        assert start is not None
+        # up to the trailer: the last block's read peeks at the header after it
+        readahead = min(self._size - TRAILER_SIZE - start[0], _SCAN_READ_LIMIT)
+        try:
+            block: _DataBlock | None = self._data_block(start[0], start[1], readahead, cache=False)
+            count = 0
+            previous_last: bytes | None = None
+            while block is not None:
+                cells = block.cells
+                if len(cells):
+                    if previous_last is not None and cells.row(0) < previous_last:
+                        raise Corrupt(f"data block at {block.offset} starts below its predecessor's last row")
+                    previous_last = cells.row(len(cells) - 1)
+                    count += len(cells)
+                    yield block
+                block = self._next_data_block(block, readahead, cache=False)
+        finally:
+            with self._lock:  # the scan's buffer may be the whole file: do not keep it
+                if len(self._buf) > _SCAN_READAHEAD:
+                    self._buf_start, self._buf = 0, b""
+        if count != self.trailer.entry_count:
+            raise Corrupt(f"scan found {count} cells, trailer says {self.trailer.entry_count}")
+        if self._last_row is not None and previous_last != self._last_row:
+            raise Corrupt("the last cell's row differs from file info hfile.LASTKEY")
+
+    def _blocks_of_ranges(self, ranges: list[tuple[bytes, bytes | None]]) -> list[CellPositions]:
+        """The cells of every data block that may hold rows in the key ranges ``[low, high)``
+        (``high`` None: to the end), each block once, in file order: the blocks a cursor walking
+        the ranges reads, fetched as :meth:`get_many` and :meth:`scan_prefixes` fetch them."""
+        found: dict[int, _DataBlock] = {}
+        with self._prefetch_key_ranges(ranges):
+            for low, high in ranges:
+                if self._last_row is not None and low > self._last_row:
+                    continue
+                at = self._locate(low)
+                if at is None:
+                    continue
+                block: _DataBlock | None = self._data_block(at[0], at[1], 0)
+                readahead = 0
                 while block is not None:
-                    if block.rows:
-                        if previous_last is not None and block.rows[0] < previous_last:
-                            raise Corrupt(
-                                f"data block at {block.offset} starts below its predecessor's last row"
-                            )
-                        previous_last = block.rows[-1]
-                        count += len(block.rows)
-                        yield from zip(block.rows, block.values, strict=True)
-                    block = self._next_data_block(block, readahead, cache=False)
-            finally:
-                with self._lock:  # the scan's buffer may be the whole file: do not keep it
-                    if len(self._buf) > _SCAN_READAHEAD:
-                        self._buf_start, self._buf = 0, b""
-            if count != self.trailer.entry_count:
-                raise Corrupt(f"scan found {count} cells, trailer says {self.trailer.entry_count}")
-            if self._last_row is not None and previous_last != self._last_row:
-                raise Corrupt("the last cell's row differs from file info hfile.LASTKEY")
+                    found.setdefault(block.offset, block)
+                    cells = block.cells
+                    if high is not None and (
+                        (len(cells) and cells.row(len(cells) - 1) >= high)
+                        or self._next_block_at_or_after(block.offset, high)
+                    ):
+                        break
+                    readahead = min(max(2 * readahead, _WALK_READAHEAD_START), _SCAN_READAHEAD)
+                    block = self._next_data_block(block, readahead)
+        return [found[offset].cells for offset in sorted(found)]
 
     def scan_prefix(self, prefix: bytes | str) -> Iterator[tuple[bytes, bytes]]:
         """Every ``(row, value)`` whose row starts with ``prefix``, in file order."""
@@ -397,8 +521,8 @@ class HFileReader:
                     raise Corrupt("encoded data blocks (DATABLKE) are not supported")
                 raise Corrupt(f"expected a data block at {offset}, found {h.magic.decode()}")
             payload = block_payload(raw, 0, h, self._codec, self._verify)
-            rows, values = decode_cells(payload, has_mvcc=self._has_mvcc, has_tags=self._has_tags)
-            block = _DataBlock(offset, h.total_size, rows, values, len(payload) + 64 * len(rows))
+            cells = cell_positions(payload, has_mvcc=self._has_mvcc, has_tags=self._has_tags)
+            block = _DataBlock(offset, h.total_size, cells)
             if cache:
                 self._data_cache[offset] = block
                 self._data_cache_bytes += block.weight
