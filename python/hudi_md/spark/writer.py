@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from hudi_md.spark.reader import session_s3a_conf
@@ -55,6 +56,9 @@ def _add_keys(cfg: WriteConfig, operation: str):
     return fn
 
 
+_GROUPS = pa.schema([("p", pa.string()), ("fid", pa.string())])
+
+
 def _lookup_record_index(uri: str, storage_options: dict[str, Any], live: frozenset[tuple[str, str]]):
     """Tag keys with their record-index file group, only when that group is live: an entry left
     behind for a replaced or deleted group must not route an update into it (the row would be
@@ -65,15 +69,16 @@ def _lookup_record_index(uri: str, storage_options: dict[str, Any], live: frozen
 
         table = open_table(uri, {**storage_options, "hoodie.metadata.enable": "true"})
         mdt = table.metadata_table
+        groups = pa.table({"p": [p for p, _ in live], "fid": [f for _, f in live]}, schema=_GROUPS)
         for b in batches:
-            keys = b.column(b.schema.get_field_index(KEY)).to_pylist()
-            parts = b.column(b.schema.get_field_index(PART)).to_pylist()
-            found = mdt.record_index(keys)
-            fids = []
-            for k, p in zip(keys, parts, strict=True):
-                loc = found.get(k)
-                hit = loc is not None and loc.partition_path == p and (p, loc.file_id) in live
-                fids.append(loc.file_id if hit else None)
+            keys = b.column(b.schema.get_field_index(KEY)).cast(pa.string())
+            parts = b.column(b.schema.get_field_index(PART)).cast(pa.string())
+            found = mdt.record_index_table(keys).select(["record_key", "partition_path", "file_id"])
+            found = found.rename_columns(["k", "p", "fid"]).join(groups, ["p", "fid"], join_type="left semi")
+            probe = pa.table({"k": keys, "p": parts, "i": pa.array(np.arange(b.num_rows))})
+            hits = probe.join(found, ["k", "p"], join_type="inner")
+            fids = np.full(b.num_rows, None, object)
+            fids[hits["i"].to_numpy()] = np.asarray(hits["fid"].to_pylist(), object)
             yield pa.RecordBatch.from_arrays(
                 [*b.columns, pa.array(fids, pa.string())], [*b.schema.names, FID_COLUMN]
             )

@@ -36,15 +36,16 @@ PARTITION_COLUMN = "_hoodie_partition_path"
 # Parquet compresses what Arrow holds in memory: aim new files at this share of the maximum size.
 _FILL = 0.7
 
-Location = tuple[str, str]  # (file id, base instant)
+_LOCATED_SCHEMA = pa.schema([("p", pa.string()), ("k", pa.string()), ("fid", pa.string())])
 
 
 @dataclass
 class Tagging:
-    """Where incoming keys already are: ``(partition, key) -> (file id, base instant)``, and how
-    many latest slices the key scan had to read (without a record index)."""
+    """Where incoming keys already are: rows ``(p, k, fid)`` — the partition and key of an
+    existing record and the file group holding it — and how many latest slices the key scan had
+    to read (without a record index)."""
 
-    locations: dict[tuple[str, str], Location] = field(default_factory=dict)
+    located: pa.Table = field(default_factory=_LOCATED_SCHEMA.empty_table)
     stats: dict[str, int] = field(default_factory=dict)
 
 
@@ -104,12 +105,15 @@ def existing_locations(
     mdt = state.metadata_table
     latest = {(s.partition_path, s.file_id): s for s in view.latest_file_slices(list(partitions))}
     if mdt is not None and K.RECORD_INDEX in mdt.available_partitions:
-        for key, loc in mdt.record_index(keys.to_pylist()).items():
-            if (loc.partition_path, loc.file_id) in latest:
-                out.locations[(loc.partition_path, key)] = (
-                    loc.file_id,
-                    latest[(loc.partition_path, loc.file_id)].base_instant,
-                )
+        found = mdt.record_index_table(keys)
+        groups = pa.table(
+            {"p": [p for p, _ in latest], "fid": [f for _, f in latest]}, schema=_LOCATED_SCHEMA.remove(1)
+        )
+        found = found.select(["partition_path", "record_key", "file_id"]).rename_columns(
+            _LOCATED_SCHEMA.names
+        )
+        # entries of groups no longer live (replaced, cleaned) route nothing
+        out.located = found.join(groups, ["p", "fid"], join_type="left semi").select(_LOCATED_SCHEMA.names)
         return out
     # Without a record index, read the keys of the affected partitions' latest slices.
     reader = SliceRowReader(state)
@@ -123,13 +127,26 @@ def existing_locations(
         else:
             wanted[p].add(k)
     out.stats = {"slices": len(latest), "slices_read": 0}
+    found_parts = [out.located]
     for (p, fid), s in latest.items():
         if not wanted[p] or not may_hold_any(state.storage, s, wanted[p]):
             continue
         out.stats["slices_read"] += 1
-        for k in reader.keys(s).to_pylist():
-            if k in wanted[p]:
-                out.locations[(p, k)] = (fid, s.base_instant)
+        slice_keys = reader.keys(s).cast(pa.string())
+        hits = slice_keys.filter(pc.is_in(slice_keys, value_set=pa.array(sorted(wanted[p]), pa.string())))
+        n = len(hits)
+        found_parts.append(
+            pa.table(
+                [pa.array([p] * n, pa.string()), hits, pa.array([fid] * n, pa.string())],
+                schema=_LOCATED_SCHEMA,
+            )
+        )
+    located = pa.concat_tables(found_parts)
+    if located.num_rows:  # a key in two slices of its partition: the last slice read holds it
+        at = located.append_column("i", pa.array(np.arange(located.num_rows)))
+        last = at.group_by(["p", "k"]).aggregate([("i", "max")])["i_max"]
+        located = located.take(pa.array(np.sort(last.to_numpy())))
+    out.located = located
     return out
 
 
@@ -220,18 +237,10 @@ def _group_rows(rows: pa.Table, tagging: Tagging) -> tuple[RowGroups, RowGroups]
     upserted = pc.equal(rows.column(OP_COLUMN), "U").combine_chunks().to_numpy(zero_copy_only=False)
     located = np.zeros(n, dtype=bool)
     updates: RowGroups = []
-    if tagging.locations:
-        where = tagging.locations.items()
-        tagged = pa.table(
-            {
-                "p": pa.array([p for (p, _), _ in where], pa.string()),
-                "k": pa.array([k for (_, k), _ in where], pa.string()),
-                "fid": pa.array([loc[0] for _, loc in where], pa.string()),
-            }
-        )
+    if tagging.located.num_rows:
         keys = rows.column(KEY_COLUMN).combine_chunks().cast(pa.string())
         probe = pa.table({"p": parts, "k": keys, "i": index})
-        hits = probe.join(tagged, ["p", "k"], join_type="inner").select(["p", "fid", "i"])
+        hits = probe.join(tagging.located, ["p", "k"], join_type="inner").select(["p", "fid", "i"])
         located[hits["i"].to_numpy()] = True
         updates = _groups(hits, ["p", "fid"])
     fresh = np.flatnonzero(upserted & ~located)
