@@ -5,9 +5,10 @@ in it (``PythonGateway.scala``: Spark's own ``Py4JServer``, loopback, fresh secr
 Two users: the write bridge (:mod:`hudi_md.spark.bridge`, one attach per process) and the planner
 (:mod:`hudi_md.spark.plan_engine`, one attach per plan that runs a Spark job, in a process that
 lives on). So an attach undoes everything PySpark's ``SparkContext`` set up for it when it ends:
-the connection, the accumulator server and its thread, PySpark's process-wide singletons (gateway,
-active context), its ``sys.path`` entries, its SIGINT handler and its temporary directory. The JVM's
-context and session are never stopped: they belong to the driver.
+the accumulator server and its thread, the active context, its ``sys.path`` entries, its SIGINT
+handler and its temporary directory (:func:`attached_context`), then the connection and PySpark's
+process-wide gateway (:func:`disconnect`). The JVM's context and session are never stopped: they
+belong to the driver.
 """
 
 from __future__ import annotations
@@ -69,11 +70,24 @@ class AttachedSparkContext(SparkContext):
                 SparkContext._active_spark_context = None
 
 
+def disconnect(gateway: Any) -> None:
+    """Shuts ``gateway`` down (its finalizer thread too, which ``close`` leaves running) and makes
+    PySpark forget it (its process-wide gateway and JVM handles), so that the next attach starts
+    afresh. Errors of the JVM are to be read before: PySpark's exceptions need the JVM to print."""
+    try:
+        gateway.shutdown()
+    finally:
+        with SparkContext._lock:
+            if SparkContext._gateway is gateway:
+                SparkContext._gateway = None
+                SparkContext._jvm = None
+
+
 @contextmanager
 def attached_context(gateway: Any, jsc: Any) -> Iterator[AttachedSparkContext]:
     """``jsc`` (the driver's ``JavaSparkContext``) wrapped for the ``with`` block; afterwards this
-    process holds nothing of it: PySpark's singletons, ``sys.path``, SIGINT handler and temporary
-    directory are as they were (``gateway`` stays open: the caller closes it)."""
+    process holds nothing of it but the gateway: ``sys.path``, the SIGINT handler and the temporary
+    directory are as they were (:func:`disconnect` ends the gateway)."""
     path = list(sys.path)
     handler = (
         signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
@@ -86,9 +100,6 @@ def attached_context(gateway: Any, jsc: Any) -> Iterator[AttachedSparkContext]:
         temp_dir = getattr(sc, "_temp_dir", None)
         if temp_dir:  # made by the JVM for this context's files, on the driver's disk
             shutil.rmtree(temp_dir, ignore_errors=True)
-        with SparkContext._lock:
-            SparkContext._gateway = None
-            SparkContext._jvm = None
         sys.path[:] = path
         if handler is not None:
             signal.signal(signal.SIGINT, handler)

@@ -57,7 +57,7 @@ class DriverEngine:
                 f"the driver lent no Spark: {offer.get(P.MESSAGE) or 'no reason given'}"
             )
         try:
-            from hudi_md.spark.attach import attached_context, connect, jvm_object
+            from hudi_md.spark.attach import attached_context, connect, disconnect, jvm_object
 
             gateway = connect(int(offer[P.GATEWAY_PORT]), str(offer[P.GATEWAY_SECRET]))
         except Exception as e:  # no PySpark here, a PySpark the JVM does not speak, refused, ...
@@ -79,7 +79,7 @@ class DriverEngine:
             finally:
                 context.__exit__(None, None, None)
         finally:
-            gateway.shutdown()  # also ends its finalizer thread (close() leaves it)
+            disconnect(gateway)
 
 
 def _run(sc: Any, request: ColumnStatsRequest, counters: dict[str, int]) -> list[FileSlice] | None:
