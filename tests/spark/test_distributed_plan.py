@@ -366,14 +366,20 @@ def test_plans_on_spark_leave_no_gateway_or_thread_behind(hudi_spark: Any, table
         hudi_spark.sql("DROP TABLE IF EXISTS dplan_sql")
 
 
-def test_cancelling_the_querys_job_group_cancels_the_plan_job(hudi_spark: Any, table_path: Path) -> None:
+@pytest.mark.parametrize(("how", "sql"), [("job group", "w < 77"), ("interrupt", "w < 78")])
+def test_cancelling_the_query_cancels_the_plan_job(
+    hudi_spark: Any, table_path: Path, how: str, sql: str
+) -> None:
     """Both of local[2]'s task slots are held by another job, so the plan's job waits in Spark's
-    queue: it is seen there (its tag, the query's group), the group is cancelled, the read fails
-    naming the cancellation, and the planner serves the next plan. (The read runs on this thread:
-    a session reused with ADD JAR sees the shim on it only.)"""
+    queue: it is seen there (its tag; the query's group), the query is cancelled (its job group
+    cancelled, or its JVM thread interrupted: the shim then cancels the job by its tag), the read
+    fails naming the cancellation, and the planner serves the next plan. (The read runs on this
+    thread: a session reused with ADD JAR sees the shim on it only.)"""
     from pyspark import InheritableThread
 
     sc = hudi_spark.sparkContext
+    jvm = sc._jvm
+    query_thread = jvm.java.lang.Thread.currentThread()  # this thread's (pinned) JVM thread
     seen: dict[str, Any] = {}
 
     def hold_slots() -> None:
@@ -387,7 +393,10 @@ def test_cancelling_the_querys_job_group_cancels_the_plan_job(hudi_spark: Any, t
             seen["jobs"] = _plan_jobs(hudi_spark) - tagged
             time.sleep(0.1)
         seen["in_group"] = seen["jobs"] <= _plan_jobs(hudi_spark, "hudi-md-test-cancelled")
-        sc.cancelJobGroup("hudi-md-test-cancelled")
+        if how == "job group":
+            sc.cancelJobGroup("hudi-md-test-cancelled")
+        else:
+            query_thread.interrupt()
 
     tagged = _plan_jobs(hudi_spark)
     blocker = InheritableThread(target=hold_slots, daemon=True)
@@ -400,9 +409,10 @@ def test_cancelling_the_querys_job_group_cancels_the_plan_job(hudi_spark: Any, t
         canceller.start()
         sc.setJobGroup("hudi-md-test-cancelled", "a query to cancel", True)
         with pytest.raises(Exception, match="EngineJobError") as failed:
-            _read(hudi_spark, table_path, "w < 77", ENGINE).count()
+            _read(hudi_spark, table_path, sql, ENGINE).count()
         canceller.join(60)
     finally:
+        jvm.java.lang.Thread.interrupted()  # the shim leaves an interrupted thread interrupted
         sc._jsc.clearJobGroup()
         sc.cancelJobGroup("hudi-md-test-blocker")
         blocker.join(60)
@@ -410,7 +420,7 @@ def test_cancelling_the_querys_job_group_cancels_the_plan_job(hudi_spark: Any, t
     assert seen["in_group"], "in the query's job group"
     assert "cancel" in str(failed.value)
     assert _lent(hudi_spark) == 0
-    assert _read(hudi_spark, table_path, "w < 77", ENGINE).count() > 0
+    assert _read(hudi_spark, table_path, sql, ENGINE).count() > 0
     assert last_plan_counters(hudi_spark)["column_stats_distributed"] == 1
 
 
