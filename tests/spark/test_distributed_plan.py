@@ -372,15 +372,24 @@ def test_cancelling_the_query_cancels_the_plan_job(
 ) -> None:
     """Both of local[2]'s task slots are held by another job, so the plan's job waits in Spark's
     queue: it is seen there (its tag; the query's group), the query is cancelled (its job group
-    cancelled, or its JVM thread interrupted: the shim then cancels the job by its tag), the read
-    fails naming the cancellation, and the planner serves the next plan. (The read runs on this
-    thread: a session reused with ADD JAR sees the shim on it only.)"""
+    cancelled, or the JVM thread waiting for the plan interrupted: the shim then cancels the job by
+    its tag), the read fails naming the cancellation, and the planner serves the next plan. The
+    waiting thread is the query's on Spark 3.5, an AQE stage-creation thread on Spark 4. (The read
+    runs on this thread: a session reused with ADD JAR sees the shim on it only.)"""
     from pyspark import InheritableThread
 
     sc = hudi_spark.sparkContext
     jvm = sc._jvm
-    query_thread = jvm.java.lang.Thread.currentThread()  # this thread's (pinned) JVM thread
     seen: dict[str, Any] = {}
+
+    def planning_thread() -> Any:
+        """The JVM thread waiting in the shim for the planner's answer while the job runs."""
+        traces = jvm.java.lang.Thread.getAllStackTraces()
+        for thread in traces.keySet().toArray():
+            frames = [(str(f.getClassName()), str(f.getMethodName())) for f in traces.get(thread) or []]
+            if any("PlannerClient" in c and "awaitInput" in m for c, m in frames):
+                return thread
+        return None
 
     def hold_slots() -> None:
         sc.setJobGroup("hudi-md-test-blocker", "holds the task slots", True)
@@ -395,8 +404,10 @@ def test_cancelling_the_query_cancels_the_plan_job(
         seen["in_group"] = seen["jobs"] <= _plan_jobs(hudi_spark, "hudi-md-test-cancelled")
         if how == "job group":
             sc.cancelJobGroup("hudi-md-test-cancelled")
-        else:
-            query_thread.interrupt()
+            return
+        while (waiting := planning_thread()) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        seen["interrupted"] = waiting is not None and waiting.interrupt() is None
 
     tagged = _plan_jobs(hudi_spark)
     blocker = InheritableThread(target=hold_slots, daemon=True)
@@ -412,12 +423,13 @@ def test_cancelling_the_query_cancels_the_plan_job(
             _read(hudi_spark, table_path, sql, ENGINE).count()
         canceller.join(60)
     finally:
-        jvm.java.lang.Thread.interrupted()  # the shim leaves an interrupted thread interrupted
+        jvm.java.lang.Thread.interrupted()  # the shim keeps an interrupted thread interrupted
         sc._jsc.clearJobGroup()
         sc.cancelJobGroup("hudi-md-test-blocker")
         blocker.join(60)
     assert seen["jobs"], "the plan's job was submitted"
     assert seen["in_group"], "in the query's job group"
+    assert how == "job group" or seen["interrupted"]
     assert "cancel" in str(failed.value)
     assert _lent(hudi_spark) == 0
     assert _read(hudi_spark, table_path, sql, ENGINE).count() > 0
