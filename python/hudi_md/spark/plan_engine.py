@@ -21,7 +21,7 @@ group or tags, or the shim when the query's thread is interrupted) is
 
 from __future__ import annotations
 
-import logging
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,8 +29,6 @@ from hudi_md.errors import EngineJobError, EngineUnavailableError, HudiMdError
 from hudi_md.planning.column_stats_mode import ColumnStatsRequest
 from hudi_md.spark import protocol as P
 from hudi_md.table.fs_view import FileSlice
-
-log = logging.getLogger(__name__)
 
 # Asks the shim (a callback frame out, its answer in).
 Ask = Callable[[Mapping[str, Any]], Mapping[str, Any]]
@@ -51,16 +49,20 @@ class DriverEngine:
         return hash(DriverEngine)
 
     def __call__(self, request: ColumnStatsRequest, counters: dict[str, int]) -> list[FileSlice] | None:
+        try:  # before the driver starts a server for nothing
+            from hudi_md.spark.attach import attached_context, connect, disconnect, jvm_object
+        except ImportError as e:
+            raise EngineUnavailableError(
+                f"no PySpark in the planner's interpreter ({sys.executable}): {e}"
+            ) from e
         offer = self._ask({P.CALLBACK: P.CALLBACK_ENGINE})
         if not offer.get(P.OK):
             raise EngineUnavailableError(
                 f"the driver lent no Spark: {offer.get(P.MESSAGE) or 'no reason given'}"
             )
         try:
-            from hudi_md.spark.attach import attached_context, connect, disconnect, jvm_object
-
             gateway = connect(int(offer[P.GATEWAY_PORT]), str(offer[P.GATEWAY_SECRET]))
-        except Exception as e:  # no PySpark here, a PySpark the JVM does not speak, refused, ...
+        except Exception as e:  # a PySpark the JVM does not speak, the connection refused, ...
             raise EngineUnavailableError(f"cannot attach to the driver's JVM: {type(e).__name__}: {e}") from e
         try:
             try:
