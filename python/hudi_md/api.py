@@ -31,18 +31,22 @@ Filters: TypeAlias = PyarrowFilters | None
 
 
 _RETRY_KEYS = "hoodie.filesystem.operation.retry."
+# Table options: Hudi's keys, and hudi-md's own where Hudi has none (hudi_md.planner.*).
+_TABLE_KEYS = ("hoodie.", "hudi_md.")
 
 
 def open_table(uri: str, options: Mapping[str, Any] | None = None) -> Table:
     """Open the Hudi table at ``uri`` (local path or any fsspec URL).
 
-    ``options`` take Hudi's keys (``hoodie.metadata.enable``) and fsspec storage options
-    (everything not starting with ``hoodie.``, e.g. ``key``/``secret``/``endpoint_url`` for s3fs).
+    ``options`` take Hudi's keys (``hoodie.metadata.enable``), hudi-md's (``hudi_md.planner.*``)
+    and fsspec storage options (everything else, e.g. ``key``/``secret``/``endpoint_url`` for s3fs).
     """
     opts = {str(k): v for k, v in (options or {}).items()}
     # fsspec's options, and Hudi's file-system retry keys (the storage layer applies those).
-    storage_opts = {k: v for k, v in opts.items() if not k.startswith("hoodie.") or k.startswith(_RETRY_KEYS)}
-    hoodie_opts = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
+    storage_opts = {
+        k: v for k, v in opts.items() if not k.startswith(_TABLE_KEYS) or k.startswith(_RETRY_KEYS)
+    }
+    hoodie_opts = {k: str(v) for k, v in opts.items() if k.startswith(_TABLE_KEYS)}
     found = _metastore_source(uri, hoodie_opts)
     if found is not None:  # planned from the metastore; `uri` may be a registered name
         source, location = found

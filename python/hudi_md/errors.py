@@ -158,3 +158,20 @@ class MetastoreError(HudiMdError):
         super().__init__(message)
         self.code = code
         self.status = status
+
+
+class EngineUnavailableError(HudiMdError):
+    """A plan's column_stats pruning was to run on the engine (Spark: Hudi's
+    ``hoodie.metadata.index.column.stats.*`` rule, or ``hudi_md.planner.column.stats.memory.budget``)
+    and none could be used: no session was given, or the planner could not attach to the driver.
+    Raised only when reading the stats in process instead would exceed the memory budget (otherwise
+    the planner reads them itself and its counters say ``column_stats_distributed: 0``)."""
+
+
+class EngineJobError(HudiMdError):
+    """The Spark job of a distributed plan failed or was cancelled (``cancelled``: the query's
+    jobs were cancelled, e.g. its job group or tags); the message holds Spark's reason."""
+
+    def __init__(self, message: str, cancelled: bool = False) -> None:
+        super().__init__(message)
+        self.cancelled = cancelled

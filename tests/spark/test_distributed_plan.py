@@ -9,11 +9,21 @@ slices of the in-process plan, and the files Spark's own Parquet reader finds ma
 must all be kept (and counting rows through the plan gives Spark's count). The planner process's
 Python memory for the step is measured with tracemalloc against the in-process step's. An MDT
 deltacommit of a data instant still inflight is ignored on the executors as in process.
+
+The same through ``spark.read.format("hudi-md")``: the shim's planner process, offered the driver's
+Spark, attaches to it for the plan and runs the job there (tagged ``hudi-md-plan``, in the caller's
+job group); the files Spark scans are the in-process plan's, the rows Spark's own Parquet reader's;
+cancelling the query's job group cancels the plan's job; nothing of the attach outlives the plan;
+and without a usable engine the planner prunes in process only within its memory budget.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import shutil
+import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -22,13 +32,24 @@ import pyarrow as pa
 import pytest
 
 import hudi_md
+from hudi_md.errors import EngineUnavailableError
 from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.records_builder import ColumnRange, column_stats_record
 from hudi_md.metadata.writer import MetadataTableWriter
-from hudi_md.planning.column_stats_mode import IN_MEMORY_PROJECTION_THRESHOLD, ColumnStatsRequest
+from hudi_md.planning.column_stats_mode import (
+    IN_MEMORY_PROJECTION_THRESHOLD,
+    MEMORY_BUDGET,
+    PROCESSING_MODE_OVERRIDE,
+    ColumnStatsRequest,
+)
+from hudi_md.planning.filters import to_expression, to_json
 from hudi_md.planning.planner import prune_by_column_stats
+from hudi_md.spark import protocol as P
 from hudi_md.spark.distributed_plan import SparkColumnStats
+from hudi_md.spark.plan_engine import DriverEngine
+from hudi_md.spark.planner import Planner
+from hudi_md.spark.session import last_plan_counters
 from hudi_md.table.timeline_writer import PendingInstant, new_instant_time
 from hudi_md.write.writer import HudiWriter
 
@@ -159,7 +180,7 @@ def test_planner_memory_for_stats_stays_small_when_distributed(spark: Any, table
 
     def on_spark(table: Any, slices: list, expr: Any, counters: dict) -> list:
         request = ColumnStatsRequest(table, slices, expr, table.schema, ("v", "w", "s"))
-        return SparkColumnStats(spark)(request, counters)
+        return SparkColumnStats(spark.sparkContext)(request, counters)
 
     measured(on_spark)  # the first job starts Python workers; measure the second
     local_peak, local_kept, _ = measured(in_process)
@@ -210,3 +231,253 @@ def test_log_blocks_of_an_inflight_instant_are_ignored_on_executors(
     local = hudi_md.open_table(str(path), BUDGET).plan(filters)
     expected = [k for k in _slice_keys(before.slices) if k[0] != target.partition_path]
     assert _slice_keys(distributed.slices) == _slice_keys(local.slices) == expected
+
+
+# --- through spark.read.format("hudi-md"): the planner process plans on the driver's Spark -----------
+
+ENGINE = {PROCESSING_MODE_OVERRIDE: "engine"}
+DATA_COLUMNS = ["id", "dt", "v", "w", "s"]
+
+
+def _read(spark: Any, path: Path, sql: str, options: dict[str, str]) -> Any:
+    return spark.read.format("hudi-md").options(**options).load(str(path)).where(sql)
+
+
+def _scanned_files(df: Any) -> set[str]:
+    """The files Spark's scan of ``df`` reads: what the hudi-md file index answered (local paths)."""
+    leaves = df._jdf.queryExecution().sparkPlan().collectLeaves()
+    (scan,) = [
+        leaf
+        for leaf in (leaves.apply(i) for i in range(leaves.size()))
+        if leaf.getClass().getSimpleName() == "FileSourceScanExec"
+    ]
+    partitions = scan.inputRDD().filePartitions().iterator()
+    files = set()
+    while partitions.hasNext():
+        for f in partitions.next().files():
+            files.add(str(f.filePath().toString()).removeprefix("file://").removeprefix("file:"))
+    return files
+
+
+def _data_rows(df: Any) -> list[tuple]:
+    return sorted(tuple(r) for r in df.select(*DATA_COLUMNS).collect())
+
+
+def _plan_jobs(spark: Any, group: str | None = None) -> set[int]:
+    """Spark's jobs carrying the plan jobs' tag (or of a job group), by the status tracker."""
+    tracker = spark.sparkContext._jsc.sc().statusTracker()
+    return set(tracker.getJobIdsForGroup(group) if group else tracker.getJobIdsForTag(P.PLAN_JOB_TAG))
+
+
+def _lent(spark: Any) -> int:
+    return spark.sparkContext._jvm.hudi.md.spark.PlanEngine.lentNow()
+
+
+@pytest.mark.parametrize(
+    ("options", "case"),
+    [(ENGINE, CASES[0]), (BUDGET, CASES[1])],
+    ids=["override engine: v < 100", "threshold: v < 100 OR w < 50"],
+)
+def test_format_reads_plan_on_the_drivers_spark(
+    hudi_spark: Any, table_path: Path, options: dict[str, str], case: tuple
+) -> None:
+    filters, sql, shuffled = case
+    sc = hudi_spark.sparkContext
+    tagged = _plan_jobs(hudi_spark)
+    sc.setJobGroup("hudi-md-test-read", "a query reading a hudi-md table")
+    try:
+        df = _read(hudi_spark, table_path, sql, options)
+        scanned = _scanned_files(df)
+        got = _data_rows(df)
+    finally:
+        sc._jsc.clearJobGroup()
+    counters = last_plan_counters(hudi_spark)
+    assert counters["column_stats_distributed"] == 1, counters
+    assert counters["column_stats_tasks"] == 4
+    assert counters["column_stats_shuffled"] == int(shuffled)
+    # Spark saw the plan's job, with the plan jobs' tag and in the caller's job group
+    plan_jobs = _plan_jobs(hudi_spark) - tagged
+    assert len(plan_jobs) == 1, plan_jobs
+    assert plan_jobs <= _plan_jobs(hudi_spark, "hudi-md-test-read")
+    assert _lent(hudi_spark) == 0, "the plan's Py4J server is stopped with the plan"
+
+    in_process = hudi_md.open_table(str(table_path)).plan(filters)
+    assert "column_stats_distributed" not in in_process.counters
+    assert scanned == _base_files(table_path, in_process.slices)
+    assert counters["file_slices_after_column_stats"] == len(in_process.slices) < counters["file_slices"]
+    # the oracle: Spark's own Parquet reader over every latest base file, same filter
+    everything = _base_files(table_path, hudi_md.open_table(str(table_path)).plan(None).slices)
+    expected = _data_rows(hudi_spark.read.parquet(*sorted(everything)).where(sql))
+    assert got == expected and expected
+
+
+def test_format_reads_ignore_stats_of_an_inflight_instant(
+    hudi_spark: Any, table_path: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    shutil.copytree(table_path, path)
+    sql = "v < 100"
+    before = hudi_md.open_table(str(path)).plan([("v", "<", 100)])
+    target = next(s for s in before.slices if s.partition_path == "p00003")
+    target_file = str(path / target.partition_path / target.base_file.name)
+    pending = _pending_mdt_stats(path, target.partition_path, target.base_file.name)
+
+    scanned = _scanned_files(_read(hudi_spark, path, sql, ENGINE))
+    assert last_plan_counters(hudi_spark)["column_stats_distributed"] == 1
+    assert scanned == _base_files(path, before.slices) and target_file in scanned
+
+    meta = commit_metadata_record({}, operation_type="UPSERT", extra_metadata={})
+    pending.complete(serialize_instant_metadata("commit", meta))
+    scanned = _scanned_files(_read(hudi_spark, path, sql, ENGINE))
+    assert last_plan_counters(hudi_spark)["column_stats_distributed"] == 1
+    assert scanned == _base_files(path, before.slices) - {target_file}
+
+
+def _planner_threads(spark: Any) -> int:
+    pid = spark.sparkContext._jvm.hudi.md.spark.PlannerClient.pid()
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def test_plans_on_spark_leave_no_gateway_or_thread_behind(hudi_spark: Any, table_path: Path) -> None:
+    """Three plans on Spark, the last through an SQL table on the provider (its OPTIONS force the
+    engine): after each, no Py4J server is left in the driver and the planner has no more threads
+    than after the first."""
+    override = PROCESSING_MODE_OVERRIDE
+    hudi_spark.sql(
+        f"CREATE TABLE dplan_sql USING `hudi-md` OPTIONS ('{override}' 'engine') LOCATION '{table_path}'"
+    )
+
+    def plan(df: Any) -> int:
+        _scanned_files(df)
+        assert last_plan_counters(hudi_spark)["column_stats_distributed"] == 1
+        assert _lent(hudi_spark) == 0
+        # py4j's finalizer thread of a closed gateway ends within its 1 s poll
+        deadline = time.monotonic() + 5
+        while _planner_threads(hudi_spark) > settled.get("threads", 1 << 30) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return _planner_threads(hudi_spark)
+
+    try:
+        settled: dict[str, int] = {}
+        settled["threads"] = plan(_read(hudi_spark, table_path, "v < 7", ENGINE))
+        assert plan(_read(hudi_spark, table_path, "v < 8", ENGINE)) <= settled["threads"]
+        assert plan(hudi_spark.sql("SELECT * FROM dplan_sql WHERE v < 9")) <= settled["threads"]
+    finally:
+        hudi_spark.sql("DROP TABLE IF EXISTS dplan_sql")
+
+
+@pytest.mark.parametrize(("how", "sql"), [("job group", "w < 77"), ("interrupt", "w < 78")])
+def test_cancelling_the_query_cancels_the_plan_job(
+    hudi_spark: Any, table_path: Path, how: str, sql: str
+) -> None:
+    """Both of local[2]'s task slots are held by another job, so the plan's job waits in Spark's
+    queue: it is seen there (its tag; the query's group), the query is cancelled (its job group
+    cancelled, or the JVM thread waiting for the plan interrupted: the shim then cancels the job by
+    its tag), the read fails naming the cancellation, and the planner serves the next plan. The
+    waiting thread is the query's on Spark 3.5, an AQE stage-creation thread on Spark 4. (The read
+    runs on this thread: a session reused with ADD JAR sees the shim on it only.)"""
+    from pyspark import InheritableThread
+
+    sc = hudi_spark.sparkContext
+    jvm = sc._jvm
+    seen: dict[str, Any] = {}
+
+    def planning_thread() -> Any:
+        """The JVM thread waiting in the shim for the planner's answer while the job runs."""
+        traces = jvm.java.lang.Thread.getAllStackTraces()
+        for thread in traces.keySet().toArray():
+            frames = [(str(f.getClassName()), str(f.getMethodName())) for f in traces.get(thread) or []]
+            if any("PlannerClient" in c and "awaitInput" in m for c, m in frames):
+                return thread
+        return None
+
+    def hold_slots() -> None:
+        sc.setJobGroup("hudi-md-test-blocker", "holds the task slots", True)
+        with contextlib.suppress(Exception):  # cancelled at the end of the test
+            sc.parallelize(range(2), 2).foreach(lambda _: time.sleep(120))
+
+    def cancel_once_submitted() -> None:
+        deadline = time.monotonic() + 120
+        while not seen.get("jobs") and time.monotonic() < deadline:
+            seen["jobs"] = _plan_jobs(hudi_spark) - tagged
+            time.sleep(0.1)
+        seen["in_group"] = seen["jobs"] <= _plan_jobs(hudi_spark, "hudi-md-test-cancelled")
+        if how == "job group":
+            sc.cancelJobGroup("hudi-md-test-cancelled")
+            return
+        while (waiting := planning_thread()) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        seen["interrupted"] = waiting is not None and waiting.interrupt() is None
+
+    tagged = _plan_jobs(hudi_spark)
+    blocker = InheritableThread(target=hold_slots, daemon=True)
+    canceller = InheritableThread(target=cancel_once_submitted, daemon=True)
+    blocker.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not sc._jsc.sc().statusTracker().getActiveStageIds() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        canceller.start()
+        sc.setJobGroup("hudi-md-test-cancelled", "a query to cancel", True)
+        with pytest.raises(Exception, match="EngineJobError") as failed:
+            _read(hudi_spark, table_path, sql, ENGINE).count()
+        canceller.join(60)
+    finally:
+        jvm.java.lang.Thread.interrupted()  # the shim keeps an interrupted thread interrupted
+        sc._jsc.clearJobGroup()
+        sc.cancelJobGroup("hudi-md-test-blocker")
+        blocker.join(60)
+    assert seen["jobs"], "the plan's job was submitted"
+    assert seen["in_group"], "in the query's job group"
+    assert how == "job group" or seen["interrupted"]
+    assert "cancel" in str(failed.value)
+    assert _lent(hudi_spark) == 0
+    assert _read(hudi_spark, table_path, sql, ENGINE).count() > 0
+    assert last_plan_counters(hudi_spark)["column_stats_distributed"] == 1
+
+
+def test_without_a_usable_engine_the_planner_prunes_in_process_only_within_its_budget(
+    table_path: Path,
+) -> None:
+    filters = [("v", "<", 100)]
+    expected = hudi_md.open_table(str(table_path)).plan(filters)
+
+    def request(options: dict[str, str]) -> dict[str, Any]:
+        return {
+            P.OP: P.OP_PLAN,
+            P.PATH: str(table_path),
+            P.OPTIONS: options,
+            P.FILTERS: json.loads(json.dumps(to_json(to_expression(filters)))),
+            P.ENGINE: True,
+        }
+
+    closed = _closed_port()
+    refusals = {
+        "the shim lends none": lambda message: {P.OK: False, P.MESSAGE: "no session"},
+        "the gateway refuses": lambda message: {
+            P.OK: True,
+            P.GATEWAY_PORT: closed,
+            P.GATEWAY_SECRET: "x" * 16,
+            P.ENGINE_JOB: "none",
+        },
+    }
+    for why, ask in refusals.items():
+        planner = Planner(DriverEngine(ask))
+        header, _ = planner.handle(request(ENGINE))
+        counters = header[P.COUNTERS]
+        assert counters["column_stats_distributed"] == 0, why
+        assert counters["column_stats_engine_unavailable"] == 1, why
+        assert header[P.ROWS] == len(expected.slices) == counters["file_slices_after_column_stats"]
+        with pytest.raises(EngineUnavailableError, match=MEMORY_BUDGET):
+            Planner(DriverEngine(ask)).handle(request({**ENGINE, MEMORY_BUDGET: "1k"}))
+    # the same rule without a session at all (hudi_md.spark.plan(None, ...))
+    with pytest.raises(EngineUnavailableError, match="no Spark session"):
+        hudi_md.spark.plan(None, str(table_path), filters, options={**ENGINE, MEMORY_BUDGET: "1k"})
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

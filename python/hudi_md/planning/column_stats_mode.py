@@ -6,9 +6,20 @@ decides when set; else the stats are read in memory when the projection the plan
 slices x filtered columns, is below ``hoodie.metadata.index.column.stats.inMemory.projection.threshold``
 rows (default 100000), and on the engine (a Spark job) otherwise.
 
+Hudi counts rows; what runs out is the planner's memory. hudi-md adds a budget in bytes,
+``hudi_md.planner.column.stats.memory.budget`` (:data:`MEMORY_BUDGET`, default 1 GiB; ``512m``,
+``2g`` and plain bytes are taken): the in-process read is estimated at
+:data:`BYTES_PER_STATS_RECORD` per stats record (file slices x filtered columns, Hudi's projection),
+and a plan whose estimate is over the budget goes to the engine too. The budget also says when
+falling back is safe: when the engine was wanted but cannot be reached (no Spark session; the
+planner could not attach to the driver), the planner reads the stats itself only if the estimate
+fits the budget, and raises :class:`~hudi_md.errors.EngineUnavailableError` otherwise. An explicit
+``processing.mode.override=in-memory`` is the user's choice: no budget applies.
+
 An engine is a :data:`ColumnStatsEngine`: the planner hands it the slices and the filter and it
 returns the slices to keep, exactly what the in-process pruning keeps, or None to leave the work to
-the planner (``hudi_md.spark.distributed_plan`` is the Spark one).
+the planner (``hudi_md.spark.distributed_plan`` is the Spark one). An engine that cannot be reached
+raises :class:`~hudi_md.errors.EngineUnavailableError`.
 """
 
 from __future__ import annotations
@@ -28,6 +39,23 @@ IN_MEMORY_PROJECTION_THRESHOLD = "hoodie.metadata.index.column.stats.inMemory.pr
 DEFAULT_IN_MEMORY_PROJECTION_THRESHOLD = 100_000
 IN_MEMORY = "in-memory"
 ENGINE = "engine"
+# Not a Hudi key: Hudi has no bytes bound for this decision (its hoodie.metadata.max.reader.memory
+# is the spill threshold of the MDT log merge, a different thing).
+MEMORY_BUDGET = "hudi_md.planner.column.stats.memory.budget"
+DEFAULT_MEMORY_BUDGET = 1 << 30
+# The planner's peak Python memory per stats record read in process (tracemalloc: ~1.9 KB per
+# record for int64 columns, benchmarks/planner_memory_bench.py); rounded up.
+BYTES_PER_STATS_RECORD = 2048
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+}
 
 
 @dataclass(frozen=True)
@@ -51,15 +79,39 @@ def projection_rows(slices: int, columns: int) -> int:
     return slices * columns
 
 
-def wants_engine(options: Mapping[str, str], slices: int, columns: int) -> bool:
-    """Whether Hudi's rule sends this plan's column_stats read to the engine."""
+@dataclass(frozen=True)
+class ColumnStatsMode:
+    """Where one plan's column_stats read goes, and why."""
+
+    engine: bool  # Hudi's rule or the budget sends it to the engine
+    estimated_bytes: int  # what the in-process read would hold (projection x BYTES_PER_STATS_RECORD)
+    budget: int | None  # None: in-memory forced, no budget applies
+
+    @property
+    def fits_budget(self) -> bool:
+        """Whether reading in process is safe (the fallback when the engine cannot be reached)."""
+        return self.budget is None or self.estimated_bytes <= self.budget
+
+    def over_budget_message(self) -> str:
+        return (
+            f"the in-process column_stats read is estimated at {self.estimated_bytes:,} bytes "
+            f"({BYTES_PER_STATS_RECORD} per stats record), over {MEMORY_BUDGET}={self.budget:,}"
+        )
+
+
+def column_stats_mode(options: Mapping[str, str], slices: int, columns: int) -> ColumnStatsMode:
+    """Hudi's rule for this plan's column_stats read, with hudi-md's memory budget."""
+    estimated = projection_rows(slices, columns) * BYTES_PER_STATS_RECORD
     mode = (options.get(PROCESSING_MODE_OVERRIDE) or "").strip().lower()
-    if mode:
-        if mode not in (IN_MEMORY, ENGINE):
-            raise InvalidOptionError(
-                f"{PROCESSING_MODE_OVERRIDE} must be {IN_MEMORY!r} or {ENGINE!r}, got {mode!r}"
-            )
-        return mode == ENGINE
+    if mode and mode not in (IN_MEMORY, ENGINE):
+        raise InvalidOptionError(
+            f"{PROCESSING_MODE_OVERRIDE} must be {IN_MEMORY!r} or {ENGINE!r}, got {mode!r}"
+        )
+    if mode == IN_MEMORY:
+        return ColumnStatsMode(engine=False, estimated_bytes=estimated, budget=None)
+    budget = memory_budget(options)
+    if mode == ENGINE:
+        return ColumnStatsMode(engine=True, estimated_bytes=estimated, budget=budget)
     raw = options.get(IN_MEMORY_PROJECTION_THRESHOLD)
     try:
         threshold = int(raw) if raw not in (None, "") else DEFAULT_IN_MEMORY_PROJECTION_THRESHOLD
@@ -67,4 +119,26 @@ def wants_engine(options: Mapping[str, str], slices: int, columns: int) -> bool:
         raise InvalidOptionError(
             f"{IN_MEMORY_PROJECTION_THRESHOLD} must be a whole number of rows, got {raw!r}"
         ) from None
-    return projection_rows(slices, columns) >= threshold
+    engine = projection_rows(slices, columns) >= threshold or estimated > budget
+    return ColumnStatsMode(engine=engine, estimated_bytes=estimated, budget=budget)
+
+
+def wants_engine(options: Mapping[str, str], slices: int, columns: int) -> bool:
+    """Whether Hudi's rule (or the memory budget) sends this plan's column_stats read to the engine."""
+    return column_stats_mode(options, slices, columns).engine
+
+
+def memory_budget(options: Mapping[str, str]) -> int:
+    """:data:`MEMORY_BUDGET` in bytes: a whole number, optionally with a unit (``k``, ``m``, ``g``;
+    binary: ``512m`` = 512 MiB)."""
+    raw = (options.get(MEMORY_BUDGET) or "").strip().lower()
+    if not raw:
+        return DEFAULT_MEMORY_BUDGET
+    digits = raw.rstrip("kmgb")
+    unit = raw[len(digits) :]
+    if not digits.isdigit() or unit not in _UNITS or int(digits) <= 0:
+        raise InvalidOptionError(
+            f"{MEMORY_BUDGET} must be a positive number of bytes, optionally with k, m or g "
+            f"(e.g. 536870912 or 512m), got {options.get(MEMORY_BUDGET)!r}"
+        )
+    return int(digits) * _UNITS[unit]

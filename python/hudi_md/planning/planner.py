@@ -18,8 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.errors import EngineUnavailableError
 from hudi_md.planning.binding import bind
-from hudi_md.planning.column_stats_mode import ColumnStatsEngine, ColumnStatsRequest, wants_engine
+from hudi_md.planning.column_stats_mode import ColumnStatsEngine, ColumnStatsRequest, column_stats_mode
 from hudi_md.planning.evaluators import (
     ColumnStats,
     partition_evaluator,
@@ -478,15 +479,38 @@ def _column_stats_on_engine(
     counters: dict[str, int],
     engine: ColumnStatsEngine | None,
 ) -> list[FileSlice] | None:
-    """The slices the engine keeps when Hudi's rule sends the column_stats read there, else None
-    (pruned in process; ``column_stats_distributed`` says which ran, when the step reads stats)."""
+    """The slices the engine keeps when Hudi's rule (or the memory budget) sends the column_stats
+    read there, else None (pruned in process; ``column_stats_distributed`` says which ran, when the
+    step reads stats). Without a usable engine the stats are read in process only when that fits
+    the memory budget (:mod:`hudi_md.planning.column_stats_mode`); ``column_stats_engine_unavailable``
+    says an engine was offered but could not be used."""
     mdt = table.metadata_table
     if mdt is None or "column_stats" not in mdt.available_partitions or not slices:
         return None
     columns = _stats_columns(table, expr, schema)
-    if not columns or not wants_engine(table.options, len(slices), len(columns)):
+    if not columns:
+        return None
+    mode = column_stats_mode(table.options, len(slices), len(columns))
+    if not mode.engine:
         return None
     request = ColumnStatsRequest(table, slices, expr, schema, tuple(columns))
-    kept = engine(request, counters) if engine is not None else None
+    kept = None
+    try:
+        if engine is None:
+            raise EngineUnavailableError(
+                "no Spark session was given (hudi_md.spark.plan(spark, ...) has one)"
+            )
+        kept = engine(request, counters)
+    except EngineUnavailableError as e:
+        if not mode.fits_budget:
+            raise EngineUnavailableError(
+                f"{table.uri}: column_stats pruning needs the engine ({e}), and "
+                f"{mode.over_budget_message()}; plan on Spark, or raise the budget"
+            ) from e
+        if engine is not None:
+            log.warning(
+                "%s: column_stats pruning runs in the planner, the engine is unavailable: %s", table.uri, e
+            )
+            counters["column_stats_engine_unavailable"] = 1
     counters["column_stats_distributed"] = int(kept is not None)
     return kept

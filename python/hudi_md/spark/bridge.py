@@ -23,9 +23,8 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
-from pyspark import SparkConf, SparkContext
-
 from hudi_md.spark import protocol as P
+from hudi_md.spark.attach import attached_context, jvm_object
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +41,7 @@ def main() -> int:
 
     gateway = launch_gateway()
     try:
-        job = _jvm_object(gateway.jvm, P.BRIDGE_CLASS).job(job_id)
+        job = jvm_object(gateway.jvm, P.BRIDGE_CLASS).job(job_id)
         if job is None:
             print(f"no hudi-md write job {job_id} in the driver JVM", file=sys.stderr)
             return 2
@@ -71,8 +70,7 @@ def run(gateway: Any, job: Any) -> str | None:
     from hudi_md.storage.hadoop_s3a import is_s3_path, s3a_storage_options
     from hudi_md.table.config import PROPERTIES_FILE
 
-    sc = AttachedSparkContext(gateway, job.javaSparkContext())
-    try:
+    with attached_context(gateway, job.javaSparkContext()) as sc:
         spark = SparkSession(sc, jsparkSession=job.sparkSession())
         job.attached()  # the caller's job tags on this thread; the JVM's default session restored
         request = WriteRequest.from_json(job.request())
@@ -92,8 +90,6 @@ def run(gateway: Any, job: Any) -> str | None:
         except BaseException:
             roll_back_failed_writes(request.path, s3a_storage_options(request.path, resolved.options, hadoop))
             raise
-    finally:
-        sc.stop()
 
 
 def roll_back_failed_writes(path: str, options: Mapping[str, str]) -> None:
@@ -119,34 +115,8 @@ def roll_back_failed_writes(path: str, options: Mapping[str, str]) -> None:
         log.warning("could not roll back the failed write's instant (the next write will): %s", e)
 
 
-def _jvm_object(jvm: Any, name: str) -> Any:
-    target = jvm
-    for part in name.split("."):
-        target = getattr(target, part)
-    return target
-
-
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
-
-
-class AttachedSparkContext(SparkContext):
-    """PySpark's SparkContext around the JVM's running one (``jsc``): its conf is the JVM
-    context's, and ``stop`` only stops what this process started (the accumulator server), never
-    the JVM's context, which belongs to its driver."""
-
-    def __init__(self, gateway: Any, jsc: Any) -> None:
-        conf = SparkConf(_jvm=gateway.jvm, _jconf=jsc.getConf())
-        super().__init__(conf=conf, gateway=gateway, jsc=jsc)
-
-    def stop(self) -> None:
-        server = getattr(self, "_accumulatorServer", None)
-        if server is not None:
-            server.shutdown()
-            self._accumulatorServer = None
-        with SparkContext._lock:
-            if SparkContext._active_spark_context is self:
-                SparkContext._active_spark_context = None
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ from hudi_md.table.state import TableState
 from hudi_md.table.timeline import Instant, Timeline
 
 if TYPE_CHECKING:
-    from pyspark import Accumulator
+    from pyspark import Accumulator, SparkContext
     from pyspark.sql import SparkSession
 
     from hudi_md.planning.filters import Filters
@@ -178,17 +178,18 @@ def _merge_columns(a: dict[str, ColumnStats], b: dict[str, ColumnStats]) -> dict
 
 
 class SparkColumnStats:
-    """A :data:`~hudi_md.planning.column_stats_mode.ColumnStatsEngine` running on ``spark``."""
+    """A :data:`~hudi_md.planning.column_stats_mode.ColumnStatsEngine` running its job on ``sc``
+    (a session's ``sparkContext``; the planner process's is the driver's, attached)."""
 
-    def __init__(self, spark: SparkSession) -> None:
-        self.spark = spark
+    def __init__(self, sc: SparkContext) -> None:
+        self.sc = sc
 
     # equal engines share the planner's remembered plans (a plan's cache key holds its engine)
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, SparkColumnStats) and other.spark is self.spark
+        return isinstance(other, SparkColumnStats) and other.sc is self.sc
 
     def __hash__(self) -> int:
-        return hash((SparkColumnStats, id(self.spark)))
+        return hash((SparkColumnStats, id(self.sc)))
 
     def __call__(self, request: ColumnStatsRequest, counters: dict[str, int]) -> list[FileSlice] | None:
         table, slices = request.table, request.slices
@@ -206,7 +207,7 @@ class SparkColumnStats:
             expr=request.expr,
             separable=separable(request.expr, request.columns),
         )
-        sc = self.spark.sparkContext
+        sc = self.sc
         bytes_read = sc.accumulator(0)
         rdd = sc.parallelize(groups, len(groups)).mapPartitionsWithIndex(scan_file_groups(job, bytes_read))
         if not job.separable:
@@ -268,5 +269,5 @@ def plan(
     opened = open_table(table, options) if isinstance(table, str) else table
     if not isinstance(opened, Table):
         raise TypeError(f"expected a hudi_md Table or a table URI, got {type(table).__name__}")
-    engine = SparkColumnStats(spark) if spark is not None else None
+    engine = SparkColumnStats(spark.sparkContext) if spark is not None else None
     return opened.plan(filters, as_of, read_optimized=read_optimized, column_stats_engine=engine)

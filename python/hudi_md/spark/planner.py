@@ -9,11 +9,15 @@ Requests:
 * ``{"op": "ping"}`` → ``{"ok": true, "version": ...}``
 * ``{"op": "schema", "path": P, "options": {...}}`` → ``{"ok": true, "data_schema": <Spark
   StructType JSON>, "partition_schema": <Spark StructType JSON>, "latest_instant": T}``
-* ``{"op": "plan", "path": P, "options": {...}, "filters": <expression JSON or null>}`` →
-  ``{"ok": true, "counters": {...}, "latest_instant": T, "rows": N}`` + Arrow stream of slice rows
-  (:mod:`hudi_md.table.slice_rows`: ``partition_path``, ``file_id``, ``base_instant``,
+* ``{"op": "plan", "path": P, "options": {...}, "filters": <expression JSON or null>, "engine":
+  true|false}`` → ``{"ok": true, "counters": {...}, "latest_instant": T, "rows": N}`` + Arrow
+  stream of slice rows (:mod:`hudi_md.table.slice_rows`: ``partition_path``, ``file_id``, ``base_instant``,
   ``base_file`` (absolute URI or null), ``base_file_size``, ``log_files`` (absolute URIs),
   ``log_file_sizes``, ``total_size``), then one ``p:<column>`` per partition column (typed).
+  With ``engine: true`` (the driver's shim can lend its Spark), a plan whose column_stats pruning
+  goes to the engine asks for it before answering: it writes ``{"callback": "engine"}`` and reads
+  one frame back, ``{"ok": true, "port": N, "secret": S, "job": ID}`` (a Py4J server of the driver
+  to attach to, :mod:`hudi_md.spark.plan_engine`) or ``{"ok": false, "message": M}``.
 * ``{"op": "read_slice", "path": P, "options": {...}, "slice": <one plan row as a JSON object,
   without the p: columns>, "columns": [...] or null}`` → ``{"ok": true, "rows": N}`` + Arrow
   stream of the slice's merged rows (MOR base + logs), for the executors' readers. For an
@@ -70,6 +74,7 @@ from hudi_md.table.slice_rows import finish_rows, slice_from_row, slices_to_arro
 
 if TYPE_CHECKING:
     from hudi_md.api import Table
+    from hudi_md.planning.column_stats_mode import ColumnStatsEngine
     from hudi_md.table.partitions import PartitionScheme
     from hudi_md.table.state import TableState
 
@@ -107,11 +112,14 @@ def write_frame(stream: BinaryIO, payload: bytes) -> None:
 
 
 class Planner:
-    """Answers requests; keeps one opened table per (path, options) until its timeline moves."""
+    """Answers requests; keeps one opened table per (path, options) until its timeline moves.
+    ``engine``: where column_stats pruning runs for plans whose request offers the driver's Spark
+    (:class:`~hudi_md.spark.plan_engine.DriverEngine`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, engine: ColumnStatsEngine | None = None) -> None:
         self._tables: dict[str, tuple[str | None, Any]] = {}
         self._lock = threading.Lock()
+        self._engine = engine
 
     def _table(self, path: str, options: Mapping[str, str], hadoop_conf: Mapping[str, str]) -> Any:
         table_opts = {k: v for k, v in options.items() if k not in _READ_OPTIONS}
@@ -148,7 +156,8 @@ class Planner:
                 P.LATEST_INSTANT: latest.requested_time if latest else None,
             }, None
         if op == P.OP_PLAN:
-            return self._plan(table, options, request.get(P.FILTERS), latest)
+            engine = self._engine if request.get(P.ENGINE) is True else None
+            return self._plan(table, options, request.get(P.FILTERS), latest, engine)
         if op == P.OP_READ_SLICE:
             return self._read_slice(table, options, request.get(P.SLICE) or {}, request.get(P.COLUMNS))
         if op == P.OP_INCREMENTAL_RANGE:
@@ -163,7 +172,12 @@ class Planner:
         raise InvalidOptionError(f"unknown planner op {op!r}")
 
     def _plan(
-        self, table: Table, options: Mapping[str, str], filters: object, latest: object
+        self,
+        table: Table,
+        options: Mapping[str, str],
+        filters: object,
+        latest: object,
+        engine: ColumnStatsEngine | None = None,
     ) -> tuple[dict[str, Any], bytes]:
         from hudi_md.planning.filters import from_json
         from hudi_md.planning.planner import plan_scan
@@ -186,7 +200,13 @@ class Planner:
             rows = slices_to_arrow(slices)
         else:
             as_of = table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
-            plan = plan_scan(table, expr, as_of=as_of, read_optimized=query_type == P.QUERY_READ_OPTIMIZED)
+            plan = plan_scan(
+                table,
+                expr,
+                as_of=as_of,
+                read_optimized=query_type == P.QUERY_READ_OPTIMIZED,
+                column_stats_engine=engine,
+            )
             rows = plan.rows
             counters = dict(plan.counters)
         counters[P.COUNTER_STORAGE_REQUESTS] = table.storage_stats()["requests"]
@@ -416,7 +436,21 @@ SCRUBBER = Scrubber()
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
-    planner = Planner()
+    from hudi_md.spark.plan_engine import DriverEngine
+
+    def ask(message: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A callback in the middle of a request: one frame out, the shim's one frame back."""
+        write_frame(stdout, json.dumps(message).encode("utf-8"))
+        stdout.flush()
+        frame = read_frame(stdin)
+        if frame is None:
+            raise EOFError("the shim closed the planner's input during a callback")
+        reply = json.loads(frame)
+        if not isinstance(reply, Mapping):
+            raise ValueError(f"callback answer is not a JSON object: {frame[:80]!r}")
+        return reply
+
+    planner = Planner(DriverEngine(ask))
     while True:
         frame = read_frame(stdin)
         if frame is None:

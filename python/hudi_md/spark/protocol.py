@@ -47,6 +47,22 @@ SLICE = "slice"
 COLUMNS = "columns"
 TABLE_SCHEMA = "schema"  # create_table: the table's columns, a Spark StructType as JSON
 
+# ``plan``: true when the shim can lend the driver's Spark for the plan (its column_stats job).
+ENGINE = "engine"
+
+# A callback: a frame the planner writes in the middle of a request, which the shim answers with
+# one frame (the request's answer follows). CALLBACK_ENGINE asks for the driver's Spark; the answer
+# is OK with GATEWAY_PORT, GATEWAY_SECRET (a Py4J server of the driver JVM, for this plan) and
+# ENGINE_JOB (the id to ask ENGINE_CLASS's ``job`` for), or OK false and MESSAGE.
+CALLBACK = "callback"
+CALLBACK_ENGINE = "engine"
+GATEWAY_PORT = "port"
+GATEWAY_SECRET = "secret"
+ENGINE_JOB = "job"
+ENGINE_CLASS = "hudi.md.spark.PlanEngine"
+# The job tag of every plan's Spark job (each also has its own, PLAN_JOB_TAG-<id>).
+PLAN_JOB_TAG = "hudi-md-plan"
+
 # Response keys.
 OK = "ok"
 VERSION = "version"
@@ -125,6 +141,8 @@ __all__ = [
     "BRIDGE_CLASS",
     "BRIDGE_JOB_ENV",
     "BRIDGE_MODULE",
+    "CALLBACK",
+    "CALLBACK_ENGINE",
     "COLUMNS",
     "COMMIT_TIMES",
     "COUNTERS",
@@ -137,9 +155,14 @@ __all__ = [
     "DATA_SCHEMA",
     "END",
     "END_INSTANT",
+    "ENGINE",
+    "ENGINE_CLASS",
+    "ENGINE_JOB",
     "ERROR_TYPE",
     "FILE_ID",
     "FILTERS",
+    "GATEWAY_PORT",
+    "GATEWAY_SECRET",
     "INVALID_OPTION_ERROR",
     "LATEST_INSTANT",
     "LOG_FILES",
@@ -160,6 +183,7 @@ __all__ = [
     "PARTITION_VALUE_PREFIX",
     "PATH",
     "PLANNER_MODULE",
+    "PLAN_JOB_TAG",
     "QUERY_INCREMENTAL",
     "QUERY_READ_OPTIMIZED",
     "QUERY_SNAPSHOT",

@@ -147,7 +147,7 @@ class DefaultSource
       if (Incremental.isIncremental(requestedOptions)) Some(Incremental.range(path, requestedOptions, settings, storageConf()))
       else None
     val plannerOptions = incremental.fold(requestedOptions)(Incremental.pinned(requestedOptions, _))
-    val index = new HudiMdFileIndex(path, plannerOptions, settings, incremental, storageConf)
+    val index = new HudiMdFileIndex(path, plannerOptions, settings, incremental, storageConf, Some(session))
     val partitionSchema = index.partitionSchema
     val resolver = org.apache.spark.sql.internal.SQLConf.get.resolver
     val dataSchema = userSchema match {

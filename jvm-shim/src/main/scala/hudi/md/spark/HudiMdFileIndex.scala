@@ -14,6 +14,7 @@ import org.apache.arrow.vector.ipc.ArrowStreamReader
 import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BoundReference, Expression, Predicate}
 import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMetadata, PartitionDirectory}
@@ -75,13 +76,17 @@ private[spark] case class PlanResult(counters: ObjectNode, latestInstant: String
  * Parquet reader. A slice with log files (MOR snapshot) is one synthetic file carrying the slice
  * description, merged on the executor ([[HudiMdFileFormat]]). An incremental query (`incremental`)
  * lists only the slices of file groups its commits wrote; the rows are filtered when read.
+ *
+ * `session`: the driver's, lent to the planner for a plan whose column_stats pruning Hudi's rule
+ * sends to the engine ([[PlanEngine]]); without it the planner prunes in process.
  */
 class HudiMdFileIndex(
     val tablePath: String,
     val options: Map[String, String],
     settings: PlannerSettings,
     incremental: Option[IncrementalRange] = None,
-    storageConf: () => Map[String, String] = () => Map.empty)
+    storageConf: () => Map[String, String] = () => Map.empty,
+    session: Option[SparkSession] = None)
     extends FileIndex {
 
   import HudiMdFileIndex._
@@ -189,7 +194,8 @@ class HudiMdFileIndex(
       val req = request(Protocol.OpPlan)
       if (filters.path("op").asText() == "true") req.putNull(Protocol.Filters)
       else req.set[JsonNode](Protocol.Filters, filters)
-      val (header, body) = PlannerClient.call(settings, req, withBody = true)
+      val engine = session.map(new PlanEngine(_, tablePath))
+      val (header, body) = PlannerClient.call(settings, req, withBody = true, engine)
       val counters = header.path(Protocol.Counters) match {
         case o: ObjectNode => o
         case _             => PlannerClient.mapper.createObjectNode()

@@ -60,6 +60,11 @@ class HudiMdPlannerException(message: String, cause: Throwable = null, val error
  * Requests are serialized. A process that died (EOF / broken pipe) is restarted once and the request
  * retried; a request the planner answers with `ok: false` is not retried and raises
  * [[HudiMdPlannerException]] with the planner's `error_type: message`.
+ *
+ * A `plan` sent with a [[PlanEngine]] offers the driver's Spark (`engine: true`): the planner may
+ * then ask for it before answering (a `callback` frame, answered with [[PlanEngine.offer]]). While
+ * it is lent the answer is awaited interruptibly: an interrupted caller cancels the plan's job (the
+ * planner answers the failure). The engine is closed (its Py4J server stopped) with the request.
  */
 object PlannerClient {
   private val log = LoggerFactory.getLogger(getClass)
@@ -87,18 +92,26 @@ object PlannerClient {
     override def run(): Unit = Option(process).foreach(_.destroy())
   })
 
-  /** Sends `request`; returns the JSON header and, when `withBody`, the body frame. */
-  def call(settings: PlannerSettings, request: ObjectNode, withBody: Boolean): (JsonNode, Option[Array[Byte]]) =
-    synchronized {
+  /**
+   * Sends `request`; returns the JSON header and, when `withBody`, the body frame. `engine`: the
+   * driver's Spark, lent to the planner should the plan ask for it.
+   */
+  def call(
+      settings: PlannerSettings,
+      request: ObjectNode,
+      withBody: Boolean,
+      engine: Option[PlanEngine] = None): (JsonNode, Option[Array[Byte]]) =
+    try synchronized {
+      if (engine.isDefined) request.put(Protocol.Engine, true)
       val payload = mapper.writeValueAsBytes(request)
       val op = Option(request.get(Protocol.Op)).map(_.asText).getOrElse("?")
       val (header, body) =
-        try exchange(settings, payload, withBody)
+        try exchange(settings, payload, withBody, engine)
         catch {
           case e: IOException =>
             val firstTail = stopProcess()
             log.warn(s"hudi-md planner process failed during '$op': ${describe(e)} $firstTail; restarting it once")
-            try exchange(settings, payload, withBody)
+            try exchange(settings, payload, withBody, engine)
             catch {
               case e2: IOException =>
                 val tail = stopProcess()
@@ -114,9 +127,9 @@ object PlannerClient {
         throw new HudiMdPlannerException(s"$errorType: $message", null, errorType)
       }
       (header, body)
-    }
+    } finally engine.foreach(_.close())
 
-  private def exchange(settings: PlannerSettings, payload: Array[Byte], withBody: Boolean)
+  private def exchange(settings: PlannerSettings, payload: Array[Byte], withBody: Boolean, engine: Option[PlanEngine])
       : (JsonNode, Option[Array[Byte]]) = {
     ensureStarted(settings.python)
     val proc = process
@@ -125,11 +138,13 @@ object PlannerClient {
       override def run(): Unit = { timedOut = true; proc.destroyForcibly() }
     }, settings.timeoutSeconds, TimeUnit.SECONDS)
     try {
-      out.writeInt(payload.length)
-      out.write(payload)
-      out.flush()
-      val header = mapper.readTree(readFrame())
-      val body = if (withBody && header.path(Protocol.Ok).asBoolean(false)) Some(readFrame()) else None
+      writeFrame(payload)
+      var header = mapper.readTree(readFrame(engine))
+      while (header.has(Protocol.Callback)) {
+        writeFrame(mapper.writeValueAsBytes(callback(header.path(Protocol.Callback).asText(), engine)))
+        header = mapper.readTree(readFrame(engine))
+      }
+      val body = if (withBody && header.path(Protocol.Ok).asBoolean(false)) Some(readFrame(engine)) else None
       (header, body)
     } catch {
       case e: IOException if timedOut =>
@@ -142,7 +157,22 @@ object PlannerClient {
     }
   }
 
-  private def readFrame(): Array[Byte] = {
+  private def writeFrame(payload: Array[Byte]): Unit = {
+    out.writeInt(payload.length)
+    out.write(payload)
+    out.flush()
+  }
+
+  /** The answer to a planner's callback (only the engine is asked for). */
+  private def callback(kind: String, engine: Option[PlanEngine]): ObjectNode = (kind, engine) match {
+    case (Protocol.CallbackEngine, Some(e)) => e.offer()
+    case _ =>
+      val why = if (kind == Protocol.CallbackEngine) "this request offered no Spark" else s"unknown callback '$kind'"
+      mapper.createObjectNode().put(Protocol.Ok, false).put(Protocol.Message, why)
+  }
+
+  private def readFrame(engine: Option[PlanEngine] = None): Array[Byte] = {
+    engine.filter(_.lent).foreach(awaitInput)
     val n = in.readInt()
     if (n < 0) throw new IOException(s"bad frame length $n from the planner")
     val buf = new Array[Byte](n)
@@ -150,10 +180,34 @@ object PlannerClient {
     buf
   }
 
+  /**
+   * Waits for the planner's next frame while its plan's job may run, so that an interrupted caller
+   * cancels the job (the planner then answers its failure, which the caller gets).
+   */
+  private def awaitInput(engine: PlanEngine): Unit = {
+    val proc = process
+    var interrupted = false
+    while (in.available() == 0 && proc.isAlive) {
+      try Thread.sleep(10)
+      catch {
+        case _: InterruptedException if !interrupted =>
+          interrupted = true
+          log.warn("hudi-md: the query was interrupted while its plan's Spark job ran; cancelling the job")
+          engine.cancel()
+        case _: InterruptedException => ()
+      }
+    }
+    if (interrupted) Thread.currentThread().interrupt()
+  }
+
   private def ensureStarted(exec: String): Unit = {
     if (process != null && process.isAlive && python == exec) return
     if (process != null) stopProcess()
     val pb = new ProcessBuilder(exec, "-m", Module)
+    // Spark's own PySpark first, when $SPARK_HOME has one: the planner attaches to this JVM with it.
+    val pythonPath = org.apache.spark.hudi_md.PythonGateway.sparkPythonPath ++
+      Option(pb.environment().get("PYTHONPATH")).filter(_.nonEmpty)
+    if (pythonPath.nonEmpty) pb.environment().put("PYTHONPATH", pythonPath.mkString(java.io.File.pathSeparator))
     pb.redirectInput(ProcessBuilder.Redirect.PIPE)
     pb.redirectOutput(ProcessBuilder.Redirect.PIPE)
     pb.redirectError(ProcessBuilder.Redirect.PIPE)

@@ -33,6 +33,20 @@ object Protocol {
   /** `create_table`: the table's columns (a Spark `StructType` as JSON). */
   val TableSchema = "schema"
 
+  /** `plan`: true when the shim can lend the driver's Spark for the plan ([[PlanEngine]]). */
+  val Engine = "engine"
+
+  // A callback frame the planner writes during a request; the shim answers it with one frame.
+  val Callback = "callback"
+  val CallbackEngine = "engine"
+  val GatewayPort = "port"
+  val GatewaySecret = "secret"
+  val EngineJob = "job"
+  /** The JVM object the planner asks for its plan job (`job(id)`). */
+  val EngineClass = "hudi.md.spark.PlanEngine"
+  /** The job tag of every plan's Spark job (each also has its own, `<PlanJobTag>-<id>`). */
+  val PlanJobTag = "hudi-md-plan"
+
   // Response keys.
   val Ok = "ok"
   val Version = "version"

@@ -30,8 +30,7 @@ class WriteJob private[spark] (
     session: SparkSession,
     data: DataFrame,
     requestJson: String,
-    callerProperties: Seq[(String, String)],
-    jobTags: Seq[String]) {
+    caller: CallerJobs) {
 
   @volatile private var result: Option[Either[(String, String), String]] = None
 
@@ -45,11 +44,7 @@ class WriteJob private[spark] (
    * runs jobs: the caller's job group, description, scheduler pool and tags, plus this write's
    * own tag. Cancelling the caller's statement (its group or tags) or the write cancels them.
    */
-  def attached(): Unit = {
-    val sc = session.sparkContext
-    callerProperties.foreach { case (k, v) => sc.setLocalProperty(k, v) }
-    jobTags.foreach(sc.addJobTag)
-  }
+  def attached(): Unit = caller.applyTo(session.sparkContext)
 
   /** The write committed `instant` (null: nothing was written, e.g. save mode ignore). */
   def succeeded(instant: String): Unit = result = Some(Right(instant))
@@ -86,9 +81,6 @@ object WriteBridge {
   private val OutputLines = 100
   /** How long a cancelled write's process gets to abandon its instant before it is killed. */
   private val CancelGraceSeconds = 60L
-  /** The caller's local properties its write's jobs take (tags are copied separately). */
-  private val CallerProperties =
-    Seq("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel", "spark.scheduler.pool")
 
   /** The job of `id` (null when none): called by the Python process. */
   def job(id: String): WriteJob = jobs.get(id)
@@ -109,12 +101,8 @@ object WriteBridge {
     val settings = PlannerSettings.fromConf(conf)
     val id = UUID.randomUUID().toString
     val tag = "hudi-md-write-" + id
-    val properties = CallerProperties.flatMap(k => Option(sc.getLocalProperty(k)).map(k -> _))
-    val described =
-      if (properties.exists(_._1 == "spark.job.description")) properties
-      else properties :+ ("spark.job.description" -> s"hudi-md write to $path")
-    val job = new WriteJob(
-      id, session, data, PlannerClient.mapper.writeValueAsString(request), described, (sc.getJobTags() + tag).toSeq)
+    val caller = CallerJobs.capture(sc, s"hudi-md write to $path", sqlExecution = false, tag)
+    val job = new WriteJob(id, session, data, PlannerClient.mapper.writeValueAsString(request), caller)
     val gateway =
       try PythonGateway.start(conf)
       catch {
