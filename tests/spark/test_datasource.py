@@ -296,6 +296,49 @@ def test_refresh_picks_up_a_new_commit(hudi_spark, table_path, tmp_path) -> None
     cached.unpersist()
 
 
+def test_a_repeated_query_reuses_the_answer_until_the_table_changes(hudi_spark, table_path, tmp_path) -> None:
+    """Each DataFrame has its own file index; the same query of the same table state gets the
+    answer the driver decoded before (the planner only says it is unchanged), and a commit in
+    between gets a new one."""
+    path = writable_copy(table_path(SIMPLE), tmp_path / "copy")
+    assert hudi_md_df(hudi_spark, path).count() == 12
+    assert last_plan_counters(hudi_spark)["jvm_answer_reused"] == 0
+    assert hudi_md_df(hudi_spark, path).count() == 12
+    assert last_plan_counters(hudi_spark)["jvm_answer_reused"] == 1
+    us = hudi_md_df(hudi_spark, path).where("region = 'us'")
+    assert us.count() == rows_in_us(hudi_spark, path)
+    assert last_plan_counters(hudi_spark)["jvm_answer_reused"] == 0  # other filters, another answer
+    hudi_md.write(
+        pa.table(
+            {
+                "txn_id": ["TXN-NEW-1"],
+                "account_id": ["ACC-X"],
+                "txn_ts": pa.array([1_900_000_000_000], pa.int64()),
+                "amount": pa.array([1], pa.decimal128(15, 2)),
+                "currency": ["USD"],
+                "region": ["us"],
+            }
+        ),
+        path,
+        operation="upsert",
+        options={
+            "hoodie.table.name": "v9_txns_cow_simple_meta",
+            "hoodie.datasource.write.recordkey.field": "txn_id",
+            "hoodie.datasource.write.partitionpath.field": "region",
+            "hoodie.datasource.write.precombine.field": "txn_ts",
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+        },
+    )
+    assert hudi_md_df(hudi_spark, path).count() == 13
+    assert last_plan_counters(hudi_spark)["jvm_answer_reused"] == 0
+    assert hudi_md_df(hudi_spark, path).where("region = 'us'").count() == rows_in_us(hudi_spark, path)
+
+
+def rows_in_us(spark: Any, path: str) -> int:
+    """The oracle: Spark's Parquet reader over the latest base files of partition us."""
+    return int(reference(spark, path).where("region = 'us'").count())
+
+
 def test_planner_process_is_restarted(hudi_spark, table_path) -> None:
     path = str(table_path(SIMPLE))
     assert hudi_md_df(hudi_spark, path).count() == 12

@@ -49,6 +49,9 @@ TABLE_SCHEMA = "schema"  # create_table: the table's columns, a Spark StructType
 
 # ``plan``: true when the shim can lend the driver's Spark for the plan (its column_stats job).
 ENGINE = "engine"
+# ``plan``: the ANSWER of a plan answer the shim still holds; if the planner's answer is that one,
+# it replies UNCHANGED (true) and an empty frame instead of the slices.
+KNOWN_ANSWER = "known_answer"
 
 # A callback: a frame the planner writes in the middle of a request, which the shim answers with
 # one frame (the request's answer follows). CALLBACK_ENGINE asks for the driver's Spark; the answer
@@ -76,6 +79,8 @@ ROWS = "rows"
 BEGIN_INSTANT = "begin"
 END_INSTANT = "end"
 COMMIT_TIMES = "commit_times"
+ANSWER = "answer"
+UNCHANGED = "unchanged"
 
 # Counters of a `plan` answer that both sides name (the planner's are in planning/).
 COUNTER_COMMITS_IN_RANGE = "commits_in_range"
@@ -85,6 +90,8 @@ COUNTER_STORAGE_REQUESTS = "storage_requests"
 COUNTER_JVM_PARTITIONS = "jvm_partitions"
 COUNTER_JVM_FILES = "jvm_files"
 COUNTER_JVM_MERGED_SLICES = "jvm_merged_slices"
+# 1 when the JVM's plan is an answer it held, decoded (the planner replied UNCHANGED).
+COUNTER_JVM_ANSWER_REUSED = "jvm_answer_reused"
 
 # Read options the planner looks up by their exact name (the shim canonicalizes Spark's spelling).
 AS_OF = "as.of.instant"
@@ -132,6 +139,7 @@ SQL_SESSION_OPTIONS = "session_options"
 TABLE_EXISTS_ERROR = "TableExistsError"
 
 __all__ = [
+    "ANSWER",
     "AS_OF",
     "BASE_FILE",
     "BASE_FILE_SIZE",
@@ -148,6 +156,7 @@ __all__ = [
     "COUNTERS",
     "COUNTER_COMMITS_IN_RANGE",
     "COUNTER_FILE_SLICES",
+    "COUNTER_JVM_ANSWER_REUSED",
     "COUNTER_JVM_FILES",
     "COUNTER_JVM_MERGED_SLICES",
     "COUNTER_JVM_PARTITIONS",
@@ -164,6 +173,7 @@ __all__ = [
     "GATEWAY_PORT",
     "GATEWAY_SECRET",
     "INVALID_OPTION_ERROR",
+    "KNOWN_ANSWER",
     "LATEST_INSTANT",
     "LOG_FILES",
     "LOG_FILE_SIZES",
@@ -210,6 +220,7 @@ __all__ = [
     "TABLE_EXISTS_ERROR",
     "TABLE_SCHEMA",
     "TOTAL_SIZE",
+    "UNCHANGED",
     "VERSION",
     "WRITE_PARTITION_COLUMNS",
     "WRITE_SAVE_MODE",

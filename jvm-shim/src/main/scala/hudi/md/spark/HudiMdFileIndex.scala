@@ -63,7 +63,53 @@ private[spark] case class PlannedSlice(
 }
 
 /** A `plan` answer: the header's counters and instant, and the slices. */
-private[spark] case class PlanResult(counters: ObjectNode, latestInstant: String, slices: IndexedSeq[PlannedSlice])
+private[spark] case class PlanResult(
+    counters: ObjectNode,
+    latestInstant: String,
+    slices: IndexedSeq[PlannedSlice],
+    reused: Boolean = false)(
+    // Spark's directories of every slice (and how many are merged slices), made once per answer:
+    // a repeated unfiltered query of a large table (100k files) reuses them instead of building
+    // 100k FileStatus objects again.
+    whole: java.util.concurrent.ConcurrentHashMap[Boolean, (Seq[PartitionDirectory], Int)] =
+      new java.util.concurrent.ConcurrentHashMap[Boolean, (Seq[PartitionDirectory], Int)]()) {
+
+  def directories(readOptimized: Boolean, build: => (Seq[PartitionDirectory], Int)): (Seq[PartitionDirectory], Int) =
+    whole.computeIfAbsent(readOptimized, _ => build)
+
+  /** The same answer, held by the JVM and reused (its directories too). */
+  def asReused: PlanResult = copy(reused = true)(whole)
+}
+
+/**
+ * The driver's recent plan answers, decoded, by request (path, options, storage settings,
+ * filters), across file indexes: every DataFrame gets a new index, and a query repeated on an
+ * unchanged table gets the same answer. The planner names each answer; a request carries the name
+ * of the one held here and the planner replies `unchanged` instead of sending the slices again.
+ * Soft references: the JVM drops them under memory pressure, and the plan is then sent again.
+ */
+private[spark] object RecentAnswers {
+  private val Capacity = 16
+  private val entries =
+    new java.util.LinkedHashMap[String, java.lang.ref.SoftReference[(String, PlanResult)]](16, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[String, java.lang.ref.SoftReference[(String, PlanResult)]]) =
+        size() > Capacity
+    }
+
+  /** The request's key: a digest, so that secrets in its settings are not kept as map keys. */
+  def key(request: ObjectNode): String = {
+    val digest = java.security.MessageDigest.getInstance("SHA-256").digest(PlannerClient.mapper.writeValueAsBytes(request))
+    digest.map("%02x".format(_)).mkString
+  }
+
+  def get(key: String): Option[(String, PlanResult)] = entries.synchronized {
+    Option(entries.get(key)).flatMap(ref => Option(ref.get()))
+  }
+
+  def put(key: String, answer: String, plan: PlanResult): Unit = entries.synchronized {
+    entries.put(key, new java.lang.ref.SoftReference((answer, plan)))
+  }
+}
 
 /**
  * The file listing of one `hudi-md` relation, asked from the Python planner.
@@ -120,7 +166,26 @@ class HudiMdFileIndex(
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
     val filters = FilterTranslator.translate(partitionFilters ++ dataFilters)
     val plan = planFor(filters)
-    val keep = partitionPredicate(partitionFilters)
+    val usable = partitionFilters.filter(usablePartitionFilter)
+    val (directories, merged) =
+      if (usable.isEmpty) plan.directories(readOptimized, directoriesOf(plan, _ => true))
+      else directoriesOf(plan, partitionPredicate(usable))
+    val fileCount = directories.map(_.files.size).sum
+    val counters = plan.counters.deepCopy()
+    counters.put(Protocol.CounterJvmPartitions, directories.size)
+    counters.put(Protocol.CounterJvmFiles, fileCount)
+    counters.put(Protocol.CounterJvmMergedSlices, merged)
+    counters.put(Protocol.CounterJvmAnswerReused, if (plan.reused) 1 else 0)
+    record(tablePath, plan.latestInstant, filters, counters)
+    log.info(s"hudi-md plan for $tablePath at ${plan.latestInstant}: $counters")
+    directories.toList
+  }
+
+  /**
+   * A plan's slices as Spark's partition directories, those of partitions `keep` keeps, and how
+   * many of their files are slices merged on the executors.
+   */
+  private def directoriesOf(plan: PlanResult, keep: InternalRow => Boolean): (Seq[PartitionDirectory], Int) = {
     val groups = new mutable.LinkedHashMap[String, (InternalRow, mutable.ArrayBuffer[PlannedSlice])]
     plan.slices.foreach { s =>
       groups.getOrElseUpdate(s.partitionPath, (s.values, mutable.ArrayBuffer.empty[PlannedSlice]))._2 += s
@@ -132,30 +197,25 @@ class HudiMdFileIndex(
         if (!readOptimized && s.logFiles.nonEmpty) {
           merged += 1
           Some(sliceStatus(s))
-        } else {
+        } else
           s.baseFile.map(f =>
             FileStatusWithMetadata(new FileStatus(s.baseFileSize, false, 1, BlockSize, ModificationTime, new Path(f))))
-        }
       }
       PartitionDirectory(values, files.toList)
-    }.filter(_.files.nonEmpty)
-    val fileCount = directories.map(_.files.size).sum
-    val counters = plan.counters.deepCopy()
-    counters.put(Protocol.CounterJvmPartitions, directories.size)
-    counters.put(Protocol.CounterJvmFiles, fileCount)
-    counters.put(Protocol.CounterJvmMergedSlices, merged)
-    record(tablePath, plan.latestInstant, filters, counters)
-    log.info(s"hudi-md plan for $tablePath at ${plan.latestInstant}: $counters")
-    directories.toList
+    }.filter(_.files.nonEmpty).toList
+    (directories, merged)
   }
 
+  private def partitionIndex(name: String): Int =
+    partitionSchema.fieldNames.indexWhere(SQLConf.get.resolver(_, name))
+
+  private def usablePartitionFilter(filter: Expression): Boolean =
+    filter.references.forall(a => partitionIndex(a.name) >= 0)
+
   /** Exact partition pruning: Spark's partition filters, evaluated on each partition's values. */
-  private def partitionPredicate(filters: Seq[Expression]): InternalRow => Boolean = {
+  private def partitionPredicate(usable: Seq[Expression]): InternalRow => Boolean = {
     val schema = partitionSchema
-    val resolver = SQLConf.get.resolver
-    def index(name: String): Int = schema.fieldNames.indexWhere(resolver(_, name))
-    val usable = filters.filter(_.references.forall(a => index(a.name) >= 0))
-    if (usable.isEmpty) return _ => true
+    def index(name: String): Int = partitionIndex(name)
     val bound = usable.reduce(And).transform {
       case a: AttributeReference =>
         val i = index(a.name)
@@ -188,22 +248,31 @@ class HudiMdFileIndex(
       // No commit in range: nothing to list, and nothing a later commit may add to this query.
       val counters =
         PlannerClient.mapper.createObjectNode().put(Protocol.CounterCommitsInRange, 0).put(Protocol.CounterFileSlices, 0)
-      return PlanResult(counters, incremental.flatMap(_.latest).orNull, IndexedSeq.empty)
+      return PlanResult(counters, incremental.flatMap(_.latest).orNull, IndexedSeq.empty)()
     }
     Option(plans.get(key)).getOrElse {
       val req = request(Protocol.OpPlan)
       if (filters.path("op").asText() == "true") req.putNull(Protocol.Filters)
       else req.set[JsonNode](Protocol.Filters, filters)
+      val recentKey = RecentAnswers.key(req)
+      val known = RecentAnswers.get(recentKey)
+      known.foreach { case (answer, _) => req.put(Protocol.KnownAnswer, answer) }
       val engine = session.map(new PlanEngine(_, tablePath))
       val (header, body) = PlannerClient.call(settings, req, withBody = true, engine)
-      val counters = header.path(Protocol.Counters) match {
-        case o: ObjectNode => o
-        case _             => PlannerClient.mapper.createObjectNode()
-      }
-      val result = PlanResult(counters, header.path(Protocol.LatestInstant).asText(null), decode(body.get))
-      if (result.slices.size != header.path(Protocol.Rows).asInt(result.slices.size)) {
-        throw new HudiMdPlannerException(
-          s"hudi-md: planner announced ${header.path(Protocol.Rows)} slices for $tablePath but sent ${result.slices.size}")
+      val result = known match {
+        case Some((_, held)) if header.path(Protocol.Unchanged).asBoolean(false) => held.asReused
+        case _ =>
+          val counters = header.path(Protocol.Counters) match {
+            case o: ObjectNode => o
+            case _             => PlannerClient.mapper.createObjectNode()
+          }
+          val fresh = PlanResult(counters, header.path(Protocol.LatestInstant).asText(null), decode(body.get))()
+          if (fresh.slices.size != header.path(Protocol.Rows).asInt(fresh.slices.size)) {
+            throw new HudiMdPlannerException(
+              s"hudi-md: planner announced ${header.path(Protocol.Rows)} slices for $tablePath but sent ${fresh.slices.size}")
+          }
+          Option(header.path(Protocol.Answer).asText(null)).foreach(a => RecentAnswers.put(recentKey, a, fresh))
+          fresh
       }
       plans.put(key, result)
       result

@@ -35,6 +35,8 @@ object Protocol {
 
   /** `plan`: true when the shim can lend the driver's Spark for the plan ([[PlanEngine]]). */
   val Engine = "engine"
+  /** `plan`: the name of an answer the shim holds; the planner replies `Unchanged` if it is its answer. */
+  val KnownAnswer = "known_answer"
 
   // A callback frame the planner writes during a request; the shim answers it with one frame.
   val Callback = "callback"
@@ -60,6 +62,8 @@ object Protocol {
   val BeginInstant = "begin"
   val EndInstant = "end"
   val CommitTimes = "commit_times"
+  val Answer = "answer"
+  val Unchanged = "unchanged"
 
   // Counters of a `plan` answer that both sides name.
   val CounterCommitsInRange = "commits_in_range"
@@ -69,6 +73,8 @@ object Protocol {
   val CounterJvmPartitions = "jvm_partitions"
   val CounterJvmFiles = "jvm_files"
   val CounterJvmMergedSlices = "jvm_merged_slices"
+  // 1 when the plan is an answer the JVM held (the planner said `Unchanged`).
+  val CounterJvmAnswerReused = "jvm_answer_reused"
 
   // Slice row columns (`hudi_md.table.slice_rows`).
   val PartitionPath = "partition_path"
