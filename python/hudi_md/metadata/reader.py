@@ -738,6 +738,14 @@ class MetadataTable:
     def _slice_locations(self, file_slice: FileSlice, keys: pa.Array | None) -> pa.Table:
         """One record_index file slice's entries for ``keys`` (None: all), merged as
         :meth:`read_slice_records` merges them."""
+        return locations_of_events(self.slice_events(file_slice, keys))
+
+    def slice_events(
+        self, file_slice: FileSlice, keys: pa.Array | None = None
+    ) -> list[CellEvent | DeleteEvent]:
+        """What an MDT file slice holds for ``keys`` (None: every key), source by source in merge
+        order: the base HFile's cells, then each valid log block's cells or deleted keys, as Arrow
+        columns (:mod:`record_index_columns`)."""
         wanted = None if keys is None else keys.cast(pa.binary())
         events: list[CellEvent | DeleteEvent] = []
 
@@ -768,7 +776,7 @@ class MetadataTable:
                 raise MetadataTableError(
                     f"{block.file_name}: unexpected {block.block_type.name} block in the metadata table"
                 )
-        return locations_of_events(events)
+        return events
 
     # --- bloom_filters ---------------------------------------------------------------------------
 

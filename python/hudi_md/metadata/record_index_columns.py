@@ -50,6 +50,7 @@ class CellEvent:
     values: pa.BinaryArray
     schema: str
     where: str  # the file, for errors
+    cells: CellColumns  # the same cells, for decoders that read the values column-wise
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def cell_event(cells: CellColumns, schema: str | None, where: str) -> CellEvent:
     if schema is None:
         raise MetadataTableError(f"{where}: MDT HFile has no Avro schema in its file info")
     values = binaries_at(cells.buffer, cells.value_start, cells.value_len)
-    return CellEvent(cells.rows.cast(pa.binary()), values, schema, where)
+    return CellEvent(cells.rows.cast(pa.binary()), values, schema, where, cells)
 
 
 def locations_of_events(events: Sequence[CellEvent | DeleteEvent]) -> pa.Table:

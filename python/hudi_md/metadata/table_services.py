@@ -12,6 +12,7 @@ from typing import Any
 
 from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.metadata import metrics
+from hudi_md.metadata.compaction_columns import compacted_cells
 from hudi_md.metadata.reader import MetadataTable
 from hudi_md.metadata.records_builder import MdtRecord
 from hudi_md.metadata.writer import (
@@ -23,6 +24,7 @@ from hudi_md.metadata.writer import (
     mdt_write_stat,
 )
 from hudi_md.table.config import TableConfig
+from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.timeline import COMMIT, COMPACTION, DELTA_COMMIT
 from hudi_md.table.timeline_writer import PendingInstant, new_instant_time
 
@@ -168,18 +170,10 @@ def _compact(writer: MetadataTableWriter, reader: MetadataTable) -> str:
     stats: dict[str, list[WriteStat]] = {}
     for p, slices in slices_by_partition.items():
         for s in slices:
-            merged = reader.read_slice_records(s)
-            live = [
-                MdtRecord(p, k, to_payload(v))
-                for k, v in sorted(merged.items(), key=lambda kv: kv[0].encode("utf-8"))
-                if v is not None and keep_after_compaction(v)
-            ]
+            data, count = _compacted_base_file(writer, reader, p, s)
             name = f"{s.file_id}_{WRITE_TOKEN}_{instant}.hfile"
-            data = writer.hfile_bytes(live, base_file=True)
             writer.storage.write_bytes(f"{p}/{name}", data)
-            stats.setdefault(p, []).append(
-                mdt_write_stat(p, s.file_id, name, len(data), len(live), log=False)
-            )
+            stats.setdefault(p, []).append(mdt_write_stat(p, s.file_id, name, len(data), count, log=False))
     meta = commit_metadata_record(
         stats,
         operation_type="COMPACT",
@@ -188,6 +182,30 @@ def _compact(writer: MetadataTableWriter, reader: MetadataTable) -> str:
     )
     pending.complete(serialize_instant_metadata("commit", meta))
     return instant
+
+
+def _compacted_base_file(
+    writer: MetadataTableWriter, reader: MetadataTable, partition: str, file_slice: FileSlice
+) -> tuple[bytes, int]:
+    """The new base HFile of one MDT file slice and its record count: column-wise (a record
+    copied as it is unless its key has several events to merge), or record by record when the
+    column-wise merge declines."""
+    found = compacted_cells(
+        reader.slice_events(file_slice),
+        partition,
+        writer.record_schema_json,
+        lambda record: writer.encode(to_payload(record)),
+    )
+    if found is not None:
+        keys, values = found
+        return writer.hfile_of_columns(keys, values, base_file=True), len(keys)
+    merged = reader.read_slice_records(file_slice)
+    live = [
+        MdtRecord(partition, k, to_payload(v))
+        for k, v in sorted(merged.items(), key=lambda kv: kv[0].encode("utf-8"))
+        if v is not None and keep_after_compaction(v)
+    ]
+    return writer.hfile_bytes(live, base_file=True), len(live)
 
 
 def keep_after_compaction(record: dict[str, Any]) -> bool:

@@ -122,6 +122,7 @@ class MetadataTableWriter:
         self.options = dict(options or {})
         self.storage = data_storage.child(METADATA_FOLDER)
         self._schema_json = metadata_record_schema_json()
+        self.record_schema_json = self._schema_json  # what the HFiles written here name as schema
         self._schema = parse_schema(self._schema_json)
         # The schema an MDT instant's metadata records: without the meta fields (the MDT does not
         # populate them), as Apache Hudi writes it. With them, Hudi's next MDT append after an
@@ -167,6 +168,16 @@ class MetadataTableWriter:
         fastavro.schemaless_writer(buf, self._schema, payload)
         return buf.getvalue()
 
+    def encode(self, payload: dict[str, Any]) -> bytes:
+        """A record payload's Avro bytes (the writer's record schema)."""
+        return self._encode(payload)
+
+    def hfile_of_columns(self, keys: pa.Array, values: pa.Array, *, base_file: bool) -> bytes:
+        """An HFile of cells given as Arrow columns: ``keys`` unique and sorted by their bytes,
+        ``values`` the encoded records."""
+        cells = _Cells(keys.cast(pa.string()), pc.dictionary_encode(values.cast(pa.binary())))
+        return self.hfile_cells_bytes(cells, base_file=base_file)
+
     def hfile_bytes(self, records: Sequence[MdtRecord], *, base_file: bool) -> bytes:
         """An HFile of ``records`` (unique keys, sorted by their bytes)."""
         return self.hfile_cells_bytes(_Cells.of_records(records, self._encode), base_file=base_file)
@@ -183,7 +194,7 @@ class MetadataTableWriter:
             bloom = BloomFilter.create(
                 MDT_BLOOM_ENTRIES, MDT_BLOOM_FPP, type_code="DYNAMIC_V0", max_entries=MDT_BLOOM_MAX
             )
-            bloom.add_all(cells.keys.to_pylist())
+            bloom.add_column(cells.keys)
             writer.add_meta_block("bloomFilter", bloom.serialize().encode("utf-8"))
             writer.add_file_info("bloomFilterTypeCode", b"DYNAMIC_V0")
             writer.add_file_info("minRecordKey", cells.keys[0].as_py().encode("utf-8"))
