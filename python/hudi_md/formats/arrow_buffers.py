@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["binaries_at", "byte_buffers", "strings_at"]
+__all__ = [
+    "binaries_at",
+    "byte_buffers",
+    "pairs_equal_to_next",
+    "pairs_strictly_increasing",
+    "strings_at",
+]
 
 
 def byte_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -79,3 +86,32 @@ def _gathered(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, t: pa.Da
     return pa.Array.from_buffers(
         large, len(lengths), [None, pa.py_buffer(offsets), pa.py_buffer(data.tobytes())]
     ).cast(t)
+
+
+def _neighbours(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, pa.Array]:
+    whole = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(whole)
+    return whole.slice(0, n - 1), whole.slice(1)
+
+
+def pairs_strictly_increasing(first: pa.ChunkedArray | pa.Array, second: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether the ``(first, second)`` pairs are in strictly increasing order (byte order, as
+    Arrow sorts strings): then no pair repeats and a sort would keep the order. One vectorised
+    comparison of neighbours; nulls count as out of order."""
+    if len(first) < 2:
+        return True
+    a0, a1 = _neighbours(first)
+    b0, b1 = _neighbours(second)
+    ordered = pc.or_(pc.less(a0, a1), pc.and_(pc.equal(a0, a1), pc.less(b0, b1)))
+    return bool(pc.all(pc.fill_null(ordered, False)).as_py())
+
+
+def pairs_equal_to_next(first: pa.ChunkedArray | pa.Array, second: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Per row but the last: whether the ``(first, second)`` pair equals the next row's (on
+    sorted pairs, the rows of a repeated pair are neighbours)."""
+    if len(first) < 2:
+        return np.zeros(0, bool)
+    a0, a1 = _neighbours(first)
+    b0, b1 = _neighbours(second)
+    same = pc.fill_null(pc.and_(pc.equal(a0, a1), pc.equal(b0, b1)), False)
+    return same.to_numpy(zero_copy_only=False)

@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.formats.arrow_buffers import pairs_equal_to_next, pairs_strictly_increasing
 from hudi_md.formats.avro_columns import PADDING, Unexpected, scalar_varint, strings, varints
 from hudi_md.formats.hfile import CellColumns
 from hudi_md.metadata import keys as K
@@ -270,52 +271,57 @@ def merge_files_runs(runs: Sequence[FilesRun], record_type: int = K.TYPE_FILES) 
     )
     if entries.num_rows == 0:
         return FILES_TABLE_SCHEMA.empty_table()
-    # Most (key, name) pairs occur once (a file is listed when it is written): such an entry is its
-    # own merge, and a tombstone is not live. Only repeated pairs go through the group-by, which
-    # costs more than all the rest at 100k entries. Equal pairs join to equal strings, so distinct
-    # joined strings are distinct pairs (the separator only decides which pairs are checked).
-    joined = pc.binary_join_element_wise(entries["key"], entries["name"], "\0")
-    repeated_values = pa.array([], pa.string())
-    if len(pc.unique(joined)) != entries.num_rows:  # (count_distinct is far slower)
-        counts = pc.value_counts(joined)
-        repeated_values = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
-    repeated = pc.is_in(joined, value_set=repeated_values)
-    once = entries.filter(pc.invert(pc.or_(repeated, entries["deleted"])))
-    parts = [once.select(["key", "name", "size"])]
-    again = entries.filter(repeated)
-    if again.num_rows:
-        grouped = again.group_by(["key", "name"]).aggregate(
-            [("size", "max"), ("deleted", "any"), ("seq", "count"), ("seq", "count_distinct")]
-        )
-        if not pc.all(pc.equal(grouped["seq_count"], grouped["seq_count_distinct"])).as_py():
+    # Most (key, name) pairs occur once (a file is listed when it is written) and usually come in
+    # order (HFile keys are sorted, and so are the names of small maps): then each entry is its own
+    # merge and a tombstone is not live, without a sort. Otherwise one sort by (key, name, seq)
+    # makes the entries of a pair neighbours, in merge order (the sort is stable).
+    if not pairs_strictly_increasing(entries["key"], entries["name"]):
+        entries = entries.sort_by([("key", "ascending"), ("name", "ascending"), ("seq", "ascending")])
+    entries = entries.combine_chunks()
+    size = entries["size"].to_numpy()
+    deleted = entries["deleted"].to_numpy(zero_copy_only=False)
+    same_as_next = pairs_equal_to_next(entries["key"], entries["name"])
+    if not same_as_next.any():
+        rows = np.flatnonzero(~deleted)
+        sizes = size[rows]
+    else:
+        seq = entries["seq"].to_numpy()
+        if (same_as_next & (seq[1:] == seq[:-1])).any():
             return None  # a name twice in one map (Avro readers keep the last): the record-wise path
-        clean = grouped.filter(pc.invert(grouped["deleted_any"]))
-        parts.append(clean.select(["key", "name", "size_max"]).rename_columns(["key", "name", "size"]))
-        touched = grouped.filter(grouped["deleted_any"])
-        if touched.num_rows:
-            parts.append(_fold_deletions(again, touched, record_type))
-    merged = pa.concat_tables(parts)
-    partition = pc.if_else(pc.equal(merged["key"], K.NON_PARTITIONED_NAME), "", merged["key"])
-    out = pa.table({"partition_path": partition, "name": merged["name"], "size": merged["size"]})
-    return out.sort_by([("partition_path", "ascending"), ("name", "ascending")]).cast(FILES_TABLE_SCHEMA)
-
-
-def _fold_deletions(entries: pa.Table, touched: pa.Table, record_type: int) -> pa.Table:
-    """Entries whose history holds a deletion, folded in order by :func:`records.merge` (the
-    record-wise rules: a deletion removes a live entry and replaces a deleted one, a live entry
-    after a deleted one keeps the larger size)."""
-    wanted = touched.select(["key", "name"])
-    rows = entries.join(wanted, ["key", "name"], join_type="inner").sort_by("seq")
-    folded: dict[tuple[str, str], Record | None] = {}
-    columns = [rows[c].to_pylist() for c in ("key", "name", "size", "deleted")]
-    for key, name, size, deleted in zip(*columns, strict=True):
-        entry = {"type": record_type, "filesystemMetadata": {name: {"size": size, "isDeleted": deleted}}}
-        folded[(key, name)] = merge(folded.get((key, name)), entry)
-    live = [(k, n, s) for (k, _), rec in folded.items() for n, s in live_files(rec).items()]
-    return pa.table(
+        starts = np.flatnonzero(np.concatenate(([True], ~same_as_next)))
+        lengths = np.diff(np.append(starts, entries.num_rows))
+        sizes = np.maximum.reduceat(size, starts)
+        live = ~np.logical_or.reduceat(deleted, starts)
+        for group in np.flatnonzero(~live & (lengths > 1)).tolist():
+            # a deletion in the pair's history: folded in order by the record-wise rules
+            first = int(starts[group])
+            folded = _fold_pair(entries.slice(first, int(lengths[group])), record_type)
+            if folded is not None:
+                live[group] = True
+                sizes[group] = folded
+        rows = starts[live]
+        sizes = sizes[live]
+    take = pa.array(rows, pa.int64())
+    keys = entries["key"].take(take)
+    out = pa.table(
         {
-            "key": pa.array([k for k, _, _ in live], pa.string()),
-            "name": pa.array([n for _, n, _ in live], pa.string()),
-            "size": pa.array([s for _, _, s in live], pa.int64()),
+            "partition_path": pc.if_else(pc.equal(keys, K.NON_PARTITIONED_NAME), "", keys),
+            "name": entries["name"].take(take),
+            "size": pa.array(sizes, pa.int64()),
         }
     )
+    if pc.any(pc.equal(keys, K.NON_PARTITIONED_NAME)).as_py():
+        out = out.sort_by([("partition_path", "ascending"), ("name", "ascending")])
+    return out.cast(FILES_TABLE_SCHEMA)
+
+
+def _fold_pair(rows: pa.Table, record_type: int) -> int | None:
+    """The size of one (key, name) pair after folding its entries (in merge order) by
+    :func:`records.merge`'s rules, None when not live (a deletion removes a live entry and
+    replaces a deleted one; a live entry after a deleted one keeps the larger size)."""
+    folded: Record | None = None
+    name = rows["name"][0].as_py()
+    for size, deleted in zip(rows["size"].to_pylist(), rows["deleted"].to_pylist(), strict=True):
+        entry = {"type": record_type, "filesystemMetadata": {name: {"size": size, "isDeleted": deleted}}}
+        folded = merge(folded, entry)
+    return live_files(folded).get(name)

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.formats.arrow_buffers import pairs_strictly_increasing
 from hudi_md.table.filenames import BASE_FILE_EXTENSIONS, BASE_FILE_PATTERN
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.listing import FileEntry
@@ -51,7 +52,7 @@ def latest_slices_table(view: FileSystemView, files: pa.Table) -> pa.Table:
     if len(with_logs):
         parts.append(_slices_of_partitions_with_logs(view, files, with_logs))
     out = pa.concat_tables(parts)
-    if len(parts) == 1 and _strictly_increasing(out[PARTITION_PATH], out[FILE_ID]):
+    if len(parts) == 1 and pairs_strictly_increasing(out[PARTITION_PATH], out[FILE_ID]):
         return out
     return out.sort_by([(PARTITION_PATH, "ascending"), (FILE_ID, "ascending")])
 
@@ -79,7 +80,7 @@ def _base_only_slices(view: FileSystemView, files: pa.Table) -> pa.Table:
         }
     ).filter(keep)
     n = rows.num_rows
-    if n and not _strictly_increasing(rows[PARTITION_PATH], rows[FILE_ID]):
+    if n and not pairs_strictly_increasing(rows[PARTITION_PATH], rows[FILE_ID]):
         rows = rows.sort_by([(c, "ascending") for c in (PARTITION_PATH, FILE_ID, BASE_INSTANT, "name")])
         # the last row of each (partition, file id) run: its latest base instant, greatest name
         p, f = rows[PARTITION_PATH], rows[FILE_ID]
@@ -108,19 +109,6 @@ def _base_only_slices(view: FileSystemView, files: pa.Table) -> pa.Table:
         },
         schema=SLICE_SCHEMA,
     )
-
-
-def _strictly_increasing(first: pa.ChunkedArray, second: pa.ChunkedArray) -> bool:
-    """Whether the ``(first, second)`` pairs are in strictly increasing order: then every pair is
-    one run of its own, in the order a sort would give (the usual listing: one base file per file
-    group, names sorted), and the sort can be skipped."""
-    n = len(first)
-    if n < 2:
-        return True
-    a, b = first.combine_chunks(), second.combine_chunks()
-    a0, a1, b0, b1 = a.slice(0, n - 1), a.slice(1), b.slice(0, n - 1), b.slice(1)
-    ordered = pc.or_(pc.less(a0, a1), pc.and_(pc.equal(a0, a1), pc.less(b0, b1)))
-    return bool(pc.all(pc.fill_null(ordered, False)).as_py())
 
 
 def _visible(view: FileSystemView, instant: pa.ChunkedArray) -> pa.ChunkedArray:
