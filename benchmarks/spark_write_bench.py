@@ -33,6 +33,8 @@ import pyarrow.parquet as pq
 from write_bench import make_rows  # the same rows as the local write benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
 def options(table_type: str) -> dict[str, str]:
     """Write options both writers take with the same meaning (Hudi 1.2's keys)."""
     return {
