@@ -133,6 +133,51 @@ def test_decoded_runs_equal_the_record_decoder(seed: int) -> None:
         assert got == [(n, v["size"], v["isDeleted"]) for n, v in (want["filesystemMetadata"] or {}).items()]
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_large_maps_walked_by_their_separators_equal_the_record_decoder(seed: int) -> None:
+    """Maps of thousands of entries (the ``__all_partitions__`` record): the plain entries (short
+    name, size 0, not deleted) found by splitting at the two zero bytes that end each, the rest (a
+    long name, a large size, a deletion, a name holding zero bytes) one by one."""
+    rng = random.Random(seed)
+    fast = files_record_decoder(SCHEMA_JSON)
+    assert fast is not None
+
+    def big_map(n: int, odd_at: int | None, odd_first: bool = False) -> dict[str, tuple[int, bool]]:
+        files = {f"dt=2024-{i:07d}": (0, False) for i in range(n)}  # Hudi's partition entries
+        if odd_at is not None:
+            items = list(files.items())
+            odd = ("x" * rng.choice([64, 200]), (rng.choice([0, 2**40]), False))  # a long name
+            items.insert(0 if odd_first else odd_at, odd)
+            items.insert(odd_at + 1, rng.choice([("y", (128, False)), ("z", (0, True))]))
+            files = dict(items)
+        return files
+
+    recs = [
+        record(K.ALL_PARTITIONS_KEY, big_map(6000, None), rng, kind=K.TYPE_ALL_PARTITIONS),
+        record("p1", big_map(5000, rng.randrange(1, 4999)), rng),
+        record("p2", big_map(4500, 10, odd_first=True), rng),
+        record("p3", random_files(rng, 3), rng),
+        # names holding the separator the walk splits at (after 100 walked entries): decoded exactly
+        record(
+            "p4", {**big_map(100, None), "a\0\0b": (0, False), "c\0": (0, False), **big_map(5000, None)}, rng
+        ),
+    ]
+    values = [encode(r) for r in recs]
+    run = decode_files_cells([r["key"].encode() for r in recs], values, 2)
+    assert run is not None
+    entries = run_entries(run)
+    for i, value in enumerate(values):
+        want = fast(value)
+        assert want is not None
+        assert entries[i] == [(n, v["size"], v["isDeleted"]) for n, v in want["filesystemMetadata"].items()]
+    # a flag byte other than 0/1 inside the walked entries: not a files record it knows
+    bad = bytearray(values[0])
+    at = bad.index(b"dt=2024-0003000") + len("dt=2024-0003000") + 1
+    assert bad[at] in (0, 1)
+    bad[at] = 2
+    assert decode_files_cells([r["key"].encode() for r in recs], [bytes(bad), *values[1:]], 2) is None
+
+
 def test_maps_written_in_blocks_with_byte_sizes() -> None:
     rng = random.Random(7)
     recs = [record(f"p{i}", {"f": (3, False)}, rng) for i in range(40)]

@@ -40,6 +40,8 @@ FILES_TABLE_SCHEMA = pa.schema(
 # over a handful of records costs more in numpy calls than the Python loop it replaces.
 _LOCKSTEP_MIN = 32
 _PAYLOAD_UNIONS_AFTER_FILES = 4
+# A map block with this many entries left first has its plain entries split out (_walk_short_entries).
+_WALK_MIN = 4096
 
 
 @dataclass(frozen=True)
@@ -193,17 +195,29 @@ def _entries_one_by_one(
     parts: tuple[list[np.ndarray], ...],
 ) -> None:
     """The rest of the current map block of the few records in ``work``, a record at a time (the
-    ``__all_partitions__`` record holds every partition in one map: a Python loop whose common case,
-    one-byte varints, is inlined)."""
+    ``__all_partitions__`` record holds every partition in one map: its plain entries are split out
+    by :func:`_walk_short_entries`, the others decoded by a Python loop whose common case, one-byte
+    varints, is inlined)."""
     data = buf.data  # indexing a memoryview gives ints, without numpy scalars
     recs: list[int] = []
     starts: list[int] = []
     lens: list[int] = []
     sizes: list[int] = []
     flags: list[bool] = []
+    rec_parts, start_parts, len_parts, size_parts, flag_parts = parts
     for r, left in zip(work.tolist(), remaining.tolist(), strict=True):
         p = int(pos[r])
         end = int(ends[r])
+        if left >= _WALK_MIN:
+            walked = _walk_short_entries(buf, p, end, left)
+            if walked is not None:
+                starts_of, lens_of, sizes_of, flags_of, p = walked
+                rec_parts.append(np.full(len(starts_of), r, np.int64))
+                start_parts.append(starts_of)
+                len_parts.append(lens_of)
+                size_parts.append(sizes_of)
+                flag_parts.append(flags_of)
+                left -= len(starts_of)
         for _ in range(left):
             b = data[p]
             if b < 0x80:
@@ -230,12 +244,38 @@ def _entries_one_by_one(
             flags.append(flag == 1)
         recs.extend([r] * left)
         pos[r] = p
-    rec_parts, start_parts, len_parts, size_parts, flag_parts = parts
     rec_parts.append(np.asarray(recs, np.int64))
     start_parts.append(np.asarray(starts, np.int64))
     len_parts.append(np.asarray(lens, np.int64))
     size_parts.append(np.asarray(sizes, np.int64))
     flag_parts.append(np.asarray(flags, bool))
+
+
+def _walk_short_entries(
+    buf: np.ndarray, start: int, end: int, left: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """The leading entries of a map block in ``buf[start:end]`` (at most ``left``) of the shape of
+    every ``__all_partitions__`` entry: a name under 64 bytes (a one-byte length), size 0, not
+    deleted, i.e. ``<2n><name>\\0\\0``. Found by splitting the bytes at ``\\0\\0`` and kept
+    while each piece's length byte says exactly the piece's length: then entry i+1 starts where
+    entry i ends, which is what decoding them one by one gives (whatever bytes the names hold).
+    Returns (name starts, name lengths, sizes, deleted flags, position after them), None when the
+    first entry is not of that shape; the caller decodes the rest one by one."""
+    pieces = bytes(buf[start:end]).split(b"\0\0", left)
+    pieces.pop()  # what follows the last separator found (or the whole, without one)
+    piece_len = np.fromiter(map(len, pieces), np.int64, len(pieces))
+    at = np.zeros(len(pieces), np.int64)
+    np.cumsum(piece_len[:-1] + 2, out=at[1:])
+    length_byte = buf[start + np.minimum(at, end - start - 1)].astype(np.int64)
+    bad = np.flatnonzero((piece_len < 1) | (piece_len > 64) | (length_byte != 2 * (piece_len - 1)))
+    kept = int(bad[0]) if bad.size else len(pieces)
+    if not kept:
+        return None
+    at, lengths = at[:kept], piece_len[:kept] - 1
+    after = start + int(at[-1] + lengths[-1]) + 3
+    if after > end:
+        raise Unexpected
+    return at + start + 1, lengths, np.zeros(kept, np.int64), np.zeros(kept, bool), after
 
 
 def _utf8(rows: pa.BinaryArray) -> pa.StringArray:
