@@ -1,11 +1,12 @@
 """MDT upkeep over many commits (issue 17 item 5): does MDT compaction keep up?
 
-    .venv/bin/python benchmarks/mdt_upkeep_bench.py [--commits 500] [--rows 2000] [--table-rows 100000]
+    .venv/bin/python benchmarks/mdt_upkeep_bench.py [--commits 500] [--rows 2000] [--table-rows 100000] \
+        [--insert-share 0.5]
 
 A COW table (files, column_stats, partition_stats and record_index in the MDT) takes ``--commits``
-upserts of ``--rows`` rows (half updates of existing keys, half inserts). After every commit the
-MDT's log files per file group are counted (in its latest slice, and on storage; the largest over
-all file groups and partitions), and
+upserts of ``--rows`` rows (``--insert-share`` of them new keys, the rest updates of existing
+ones). After every commit the MDT's log files per file group are counted (in its latest slice, and
+on storage; the largest over all file groups and partitions), and
 each commit is timed, by the wall clock and by the CPU time of this process (the writer is
 single-threaded here, so CPU time is the commit's cost even on a machine shared with other work).
 The same commits run on a copy of the table without the MDT: the ratio of commit times (MDT on /
@@ -82,14 +83,17 @@ def mdt_log_files(path: Path) -> tuple[int, int]:
     return max(latest, default=0), max((len(v) for v in logs.values()), default=0)
 
 
-def run(path: Path, mdt: bool, commits: int, n: int, table_rows: int, seed: int) -> dict[str, Any]:
+def run(
+    path: Path, mdt: bool, commits: int, n: int, table_rows: int, seed: int, insert_share: float = 0.5
+) -> dict[str, Any]:
     rng = random.Random(seed)
     hudi_md.write(rows(list(range(table_rows)), 0), str(path), operation="bulk_insert", options=options(mdt))
     next_id = table_rows
     times, cpu, latest, on_disk, mdt_files, instants = [], [], [], [], [], []
     for c in range(1, commits + 1):
-        updates = rng.sample(range(next_id), n // 2)
-        inserts = list(range(next_id, next_id + n - n // 2))
+        n_inserts = round(n * insert_share)
+        updates = rng.sample(range(next_id), n - n_inserts)
+        inserts = list(range(next_id, next_id + n_inserts))
         next_id += len(inserts)
         start, start_cpu = time.perf_counter(), time.process_time()
         hudi_md.write(rows(updates + inserts, c), str(path), operation="upsert", options=options(mdt))
@@ -101,7 +105,15 @@ def run(path: Path, mdt: bool, commits: int, n: int, table_rows: int, seed: int)
         mdt_folder = path / ".hoodie" / "metadata"
         mdt_files.append(sum(1 for f in mdt_folder.rglob("*") if f.is_file()) if mdt_folder.exists() else 0)
         instants.append(sum(1 for f in (path / ".hoodie" / "timeline").iterdir() if f.is_file()))
+    data_file_groups = {
+        (part.name, f.name.split("_", 1)[0])
+        for part in path.iterdir()
+        if part.is_dir() and not part.name.startswith(".")
+        for f in part.iterdir()
+        if f.name.endswith(".parquet")
+    }
     return {
+        "data_file_groups": len(data_file_groups),
         "times": times,
         "cpu": cpu,
         "latest_slice_logs": latest,
@@ -116,11 +128,17 @@ def main() -> None:
     ap.add_argument("--commits", type=int, default=500)
     ap.add_argument("--rows", type=int, default=2000)
     ap.add_argument("--table-rows", type=int, default=100_000)
+    ap.add_argument(
+        "--insert-share",
+        type=float,
+        default=0.5,
+        help="the share of each commit's rows that are new keys (the rest update existing ones)",
+    )
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-md-upkeep-"))
     try:
-        on = run(root / "on", True, args.commits, args.rows, args.table_rows, 1)
-        off = run(root / "off", False, args.commits, args.rows, args.table_rows, 1)
+        on = run(root / "on", True, args.commits, args.rows, args.table_rows, 1, args.insert_share)
+        off = run(root / "off", False, args.commits, args.rows, args.table_rows, 1, args.insert_share)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     tenth = max(1, args.commits // 10)
@@ -136,6 +154,8 @@ def main() -> None:
         "commits": args.commits,
         "rows_per_commit": args.rows,
         "table_rows": args.table_rows,
+        "insert_share": args.insert_share,
+        "data_file_groups_last": on["data_file_groups"],
         "max_logs_in_latest_mdt_slice": max(on["latest_slice_logs"]),
         "max_logs_in_latest_mdt_slice_last_10pct": max(on["latest_slice_logs"][-tenth:]),
         "max_stored_logs_per_mdt_file_group": max(on["stored_logs"]),

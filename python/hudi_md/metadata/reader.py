@@ -615,6 +615,23 @@ class MetadataTable:
         out.sort(key=lambda s: (s.column_name, s.partition_path, s.file_name))
         return out
 
+    def column_stats_of_files(
+        self, files: Mapping[str, Iterable[str]], columns: Iterable[str]
+    ) -> list[ColumnStat]:
+        """The ``column_stats`` of exactly these files (names per partition) and columns: point
+        lookups of their keys. A commit's partition stats and a clean's deletes need the stats of
+        some files; a scan of their partitions would also decode every record of the files'
+        older versions still in the MDT's log blocks."""
+        wanted = {
+            K.column_stats_key(c, p, n): p for p, names in files.items() for n in names for c in columns
+        }
+        if not wanted:
+            return []
+        records = self.read_records(K.COLUMN_STATS, keys=sorted(wanted))
+        out = [column_stat_of(wanted[key], rec) for key, rec in records.items()]
+        out.sort(key=lambda s: (s.column_name, s.partition_path, s.file_name))
+        return out
+
     def stats_columns(
         self, mdt_partition: str, columns: Sequence[str], partitions: Sequence[str]
     ) -> tuple[StatsColumns, pa.StringArray] | None:

@@ -174,9 +174,11 @@ def _clean_records(
                         records.append(column_stats_record(p, n, rng, types[col], is_deleted=True))
     elif K.COLUMN_STATS in config.metadata_partitions:
         mdt = state.metadata_table
-        stats = mdt.column_stats(None, sorted(deleted)) if mdt is not None else []
-        doomed = {(p, n) for p, names in deleted.items() for n in names}
         types = {f.name: f.type for f in state.schema}
+        # the stats the deleted files have, of any top-level column (not only the indexed ones:
+        # the list may have changed since they were written)
+        stats = mdt.column_stats_of_files(deleted, sorted(types)) if mdt is not None else []
+        doomed = {(p, n) for p, names in deleted.items() for n in names}
         for s in stats:
             if (s.partition_path, s.file_name) in doomed and s.column_name in types:
                 rng = ColumnRange(

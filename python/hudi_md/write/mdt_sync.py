@@ -153,9 +153,8 @@ def _partition_stats(
     if tight:
         others = {p: names for p, names in state.other_live_files(results).items() if names}
         if others:
-            # one prefix scan for every partition and column of the commit
             columns = sorted({c for p in others for c in ranges.get(p, {})})
-            for stat in mdt.column_stats(columns=columns, partitions=sorted(others)):
+            for stat in mdt.column_stats_of_files(others, columns):
                 p = stat.partition_path
                 if stat.file_name in others[p] and stat.column_name in ranges.get(p, {}):
                     ranges[p][stat.column_name].append(_range_of(stat))
