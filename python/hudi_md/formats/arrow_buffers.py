@@ -89,7 +89,9 @@ def _gathered(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, t: pa.Da
 
 
 def _neighbours(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, pa.Array]:
-    whole = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    whole = column
+    if isinstance(column, pa.ChunkedArray):  # one chunk: used as it is (combining copies it)
+        whole = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     n = len(whole)
     return whole.slice(0, n - 1), whole.slice(1)
 

@@ -315,13 +315,15 @@ def merge_files_runs(runs: Sequence[FilesRun], record_type: int = K.TYPE_FILES) 
     # order (HFile keys are sorted, and so are the names of small maps): then each entry is its own
     # merge and a tombstone is not live, without a sort. Otherwise one sort by (key, name, seq)
     # makes the entries of a pair neighbours, in merge order (the sort is stable).
-    if not pairs_strictly_increasing(entries["key"], entries["name"]):
+    in_order = pairs_strictly_increasing(entries["key"], entries["name"])
+    if not in_order:
         entries = entries.sort_by([("key", "ascending"), ("name", "ascending"), ("seq", "ascending")])
     entries = entries.combine_chunks()
     size = entries["size"].to_numpy()
     deleted = entries["deleted"].to_numpy(zero_copy_only=False)
-    same_as_next = pairs_equal_to_next(entries["key"], entries["name"])
-    if not same_as_next.any():
+    # strictly increasing pairs have no equal neighbours: only a sorted listing is compared again
+    same_as_next = None if in_order else pairs_equal_to_next(entries["key"], entries["name"])
+    if same_as_next is None or not same_as_next.any():
         rows = np.flatnonzero(~deleted)
         sizes = size[rows]
     else:
