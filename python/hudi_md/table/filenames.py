@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 # .<fileId>_<instant>.log.<version>_<writeToken>[.cdc]
 _LOG_RE = re.compile(r"^\.([^._]+)_([^.]*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
-# <fileId>_<writeToken>_<instant>.<ext> (also matched column-wise, by Arrow's regex engine)
+# <fileId>_<writeToken>_<instant>.<ext> (also parsed column-wise: slice_table.base_name_parts, tested against
+# Arrow's regex engine running this pattern)
 BASE_FILE_PATTERN = (
     r"^(?P<file_id>[^_]+)_(?P<write_token>[^_]+)_(?P<instant>\d+)\.(?P<extension>[A-Za-z0-9]+)$"
 )

@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_md.formats.arrow_buffers import pairs_strictly_increasing
-from hudi_md.table.filenames import BASE_FILE_EXTENSIONS, BASE_FILE_PATTERN
+from hudi_md.formats.arrow_buffers import byte_buffers, pairs_strictly_increasing, strings_at
+from hudi_md.table.filenames import BASE_FILE_EXTENSIONS
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.listing import FileEntry
 from hudi_md.table.slice_rows import (
@@ -35,7 +35,7 @@ from hudi_md.table.slice_rows import (
     slices_to_arrow,
 )
 
-__all__ = ["latest_slices_table", "wanted_files"]
+__all__ = ["base_name_parts", "latest_slices_table", "wanted_files"]
 
 
 def latest_slices_table(view: FileSystemView, files: pa.Table) -> pa.Table:
@@ -58,13 +58,10 @@ def latest_slices_table(view: FileSystemView, files: pa.Table) -> pa.Table:
 
 
 def _base_only_slices(view: FileSystemView, files: pa.Table) -> pa.Table:
-    parsed = pc.extract_regex(files["name"], BASE_FILE_PATTERN)
-    file_id = pc.struct_field(parsed, "file_id")
-    instant = pc.struct_field(parsed, "instant")
-    extension = pc.utf8_lower(pc.struct_field(parsed, "extension"))
-    known_extension = pc.is_in(extension, value_set=pa.array(sorted(BASE_FILE_EXTENSIONS)))
-    keep = pc.and_kleene(pc.is_valid(parsed), known_extension)
-    keep = pc.fill_null(pc.and_(keep, _visible(view, instant)), False)
+    parsed, file_id, instant, extension = base_name_parts(files["name"])
+    known_extension = pc.is_in(pc.utf8_lower(extension), value_set=pa.array(sorted(BASE_FILE_EXTENSIONS)))
+    keep = pc.and_(pc.and_(pa.array(parsed), known_extension), _visible(view, instant))
+    keep = pc.fill_null(keep, False)
     replaced = view.replaced_file_ids
     if replaced:
         group = pc.binary_join_element_wise(files["partition_path"], file_id, "\x00")
@@ -78,7 +75,9 @@ def _base_only_slices(view: FileSystemView, files: pa.Table) -> pa.Table:
             "name": files["name"],
             BASE_FILE_SIZE: files["size"],
         }
-    ).filter(keep)
+    )
+    if not pc.all(keep).as_py():
+        rows = rows.filter(keep)
     n = rows.num_rows
     if n and not pairs_strictly_increasing(rows[PARTITION_PATH], rows[FILE_ID]):
         rows = rows.sort_by([(c, "ascending") for c in (PARTITION_PATH, FILE_ID, BASE_INSTANT, "name")])
@@ -109,6 +108,61 @@ def _base_only_slices(view: FileSystemView, files: pa.Table) -> pa.Table:
         },
         schema=SLICE_SCHEMA,
     )
+
+
+def base_name_parts(
+    names: pa.ChunkedArray | pa.Array,
+) -> tuple[np.ndarray, pa.StringArray, pa.StringArray, pa.StringArray]:
+    """``(parsed, file_id, instant, extension)`` of base file names, column-wise: ``parsed[i]``
+    says whether name ``i`` matches :data:`BASE_FILE_PATTERN` (``id_token_instant.ext``: no
+    ``_`` in the id or token, ASCII digits, an ASCII alphanumeric extension), as Arrow's regex
+    engine matches it; the parts of a name that does not are meaningless.
+
+    By the positions of the ``_`` and ``.`` bytes in the names' one buffer: a few array
+    operations instead of a regex run per name (a tenth of the time at 100k names)."""
+    whole = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
+    if whole.null_count:
+        raise ValueError("a file name is null")
+    offsets, data = byte_buffers(whole)
+    first_byte, last_byte = int(offsets[0]), int(offsets[-1])
+    data = data[first_byte:last_byte]
+    starts = offsets[:-1].astype(np.int64) - first_byte
+    ends = offsets[1:].astype(np.int64) - first_byte
+    underscores = np.flatnonzero(data == ord("_"))
+    dots = np.flatnonzero(data == ord("."))
+    n = len(starts)
+    if len(underscores) < 2 or len(dots) == 0:
+        empty = pa.array([""] * n, pa.string())
+        return np.zeros(n, bool), empty, empty, empty
+    # exactly two underscores, both inside the name, with bytes before, between and after them
+    u1, u2 = underscores[0::2], underscores[1::2]
+    if len(underscores) == 2 * n and bool(np.all((u1 >= starts) & (u2 < ends))):
+        # the usual listing: each name holds its own two (2n in all, two in each: none elsewhere)
+        parsed = np.ones(n, bool)
+    else:
+        first = np.searchsorted(underscores, starts)
+        parsed = np.searchsorted(underscores, ends) - first == 2
+        u1 = underscores[np.minimum(first, len(underscores) - 2)]
+        u2 = underscores[np.minimum(first + 1, len(underscores) - 1)]
+    parsed &= (u1 > starts) & (u2 > u1 + 1)
+    # after the second: exactly one dot, with bytes on both sides of it
+    if len(dots) == n and bool(np.all((dots > u2) & (dots < ends))):
+        dot = dots  # one dot a name, after its second underscore
+    else:
+        first_dot = np.searchsorted(dots, u2)
+        parsed &= np.searchsorted(dots, ends) - first_dot == 1
+        dot = dots[np.minimum(first_dot, len(dots) - 1)]
+    parsed &= (dot > u2 + 1) & (dot + 1 < ends)
+    # the parts of names that do not parse are empty: every gather stays inside its name
+    u1 = np.where(parsed, u1, starts)
+    u2 = np.where(parsed, u2, starts)
+    dot = np.where(parsed, dot, starts)
+    file_id = strings_at(data, starts, u1 - starts)
+    instant = strings_at(data, np.where(parsed, u2 + 1, starts), np.where(parsed, dot - u2 - 1, 0))
+    extension = strings_at(data, np.where(parsed, dot + 1, starts), np.where(parsed, ends - dot - 1, 0))
+    parsed &= pc.ascii_is_decimal(instant).to_numpy(zero_copy_only=False)
+    parsed &= pc.ascii_is_alnum(extension).to_numpy(zero_copy_only=False)
+    return parsed, file_id, instant, extension
 
 
 def _visible(view: FileSystemView, instant: pa.ChunkedArray) -> pa.ChunkedArray:

@@ -65,7 +65,7 @@ CHECKSUM_CRC32C = 2
 
 _HEADER = struct.Struct(">8siiqBii")
 _I32 = struct.Struct(">i")
-_CELL_LENGTHS = struct.Struct(">ii")
+_CELL_LENGTHS_UNSIGNED = struct.Struct(">II")
 _U16 = struct.Struct(">H")
 
 MAX_INDEX_LEVELS = 16  # HBase never needs more than a handful; anything larger is corruption
@@ -438,23 +438,32 @@ def cell_positions(payload: bytes, *, has_mvcc: bool, has_tags: bool) -> CellPos
     end = len(payload)
     starts: list[int] = []
     append = starts.append
-    unpack = _CELL_LENGTHS.unpack_from
+    # unsigned lengths: every step moves forward, and a length no writer makes runs past the end
+    unpack = _CELL_LENGTHS_UNSIGNED.unpack_from
     pos = 0
     try:
-        while pos < end:
-            append(pos)
-            klen, vlen = unpack(payload, pos)
-            if klen < 12 or vlen < 0:
-                raise Corrupt(f"cell at {pos} has inconsistent lengths (key {klen}, value {vlen})")
-            pos += 8 + klen + vlen
-            if has_tags:
+        if has_tags:
+            while pos < end:
+                append(pos)
+                klen, vlen = unpack(payload, pos)
+                pos += 8 + klen + vlen
                 pos += 2 + _U16.unpack_from(payload, pos)[0]
-            if has_mvcc:
-                b = payload[pos]
-                if b < 0x80 or b >= 0x90:  # one-byte VLong (-112..127), the only form Hudi writes
+                if has_mvcc:
+                    pos = _past_mvcc(payload, pos, end)
+        elif has_mvcc:
+            while pos < end:
+                append(pos)
+                klen, vlen = unpack(payload, pos)
+                pos += 8 + klen + vlen
+                if 0x80 <= payload[pos] < 0x90:
+                    pos = _past_mvcc(payload, pos, end)
+                else:  # a one-byte VLong (-112..127), the only form Hudi writes
                     pos += 1
-                else:
-                    _, pos = read_hadoop_vint(payload, pos, end)
+        else:
+            while pos < end:
+                append(pos)
+                klen, vlen = unpack(payload, pos)
+                pos += 8 + klen + vlen
     except (struct.error, IndexError):
         raise Corrupt(f"cell at {starts[-1]} is truncated") from None
     if pos != end:
@@ -463,6 +472,11 @@ def cell_positions(payload: bytes, *, has_mvcc: bool, has_tags: bool) -> CellPos
     at = np.asarray(starts, np.int64)
     klen = _be(buf, at, 4)
     vlen = _be(buf, at + 4, 4)
+    bad = (klen < 12) | (vlen < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        lengths = f"key {int(klen[i])}, value {int(vlen[i])}"
+        raise Corrupt(f"cell at {int(at[i])} has inconsistent lengths ({lengths})")
     row_len = _be(buf, at + 8, 2)
     key_end = at + 8 + klen
     bad = klen < row_len + 12
@@ -476,6 +490,10 @@ def cell_positions(payload: bytes, *, has_mvcc: bool, has_tags: bool) -> CellPos
     if len(at) > 1 and not _ascending(buf, cells.row_start, cells.row_len):
         raise Corrupt("data block cells are not sorted by row")
     return cells
+
+
+def _past_mvcc(payload: bytes, pos: int, end: int) -> int:
+    return read_hadoop_vint(payload, pos, end)[1]
 
 
 def _be(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
