@@ -109,3 +109,33 @@ def test_listings_of_well_formed_names(odd: str | None) -> None:
     for column, expected in ((file_id, r_id), (instant, r_instant), (extension, r_ext)):
         got = column.to_pylist()
         assert [got[i] for i in rows] == [expected[i] for i in rows]
+
+
+@pytest.mark.parametrize(
+    "wanted",
+    [
+        ["a", "b", "c"],  # every partition listed
+        ["a", "c"],  # one dropped from the partition list, its files record still there
+        ["b"],
+        [],
+        ["a", "b", "c", "d"],  # a partition without a files record
+        ["a", "c", "b"],
+    ],
+)
+def test_wanted_files_are_the_rows_of_the_wanted_partitions(wanted: list[str]) -> None:
+    from hudi_md.table.slice_table import wanted_files
+
+    files = pa.table(
+        {
+            "partition_path": ["a", "a", "b", "c", "c", "c"],
+            "name": ["1", "2", "3", "4", "5", "6"],
+            "size": [1, 2, 3, 4, 5, 6],
+        }
+    )
+    got = wanted_files(files, wanted)
+    assert got["name"].to_pylist() == [
+        n
+        for p, n in zip(*(files[c].to_pylist() for c in ("partition_path", "name")), strict=True)
+        if p in wanted
+    ]
+    assert wanted_files(files, None) is files

@@ -69,7 +69,7 @@ def cell_columns(keys: Sequence[bytes], values: Sequence[bytes]) -> CellColumns:
     lengths = np.fromiter(map(len, values), np.int64, len(values))
     ends = np.cumsum(lengths)
     return CellColumns(
-        np.frombuffer(b"".join(values) + bytes(PADDING), np.uint8),
+        np.frombuffer(b"".join([*values, bytes(PADDING)]), np.uint8),
         pa.array(keys, pa.binary()),
         ends - lengths,
         lengths,

@@ -194,4 +194,14 @@ def wanted_files(files: pa.Table, partitions: Sequence[str] | None) -> pa.Table:
     """The rows of ``files`` in ``partitions`` (None: all of them)."""
     if partitions is None:
         return files
-    return files.filter(pc.is_in(files["partition_path"], value_set=pa.array(list(partitions), pa.string())))
+    wanted = pa.array(partitions, pa.string())
+    path = files["partition_path"]
+    if len(path) and len(wanted) <= len(path):
+        # usually every partition listed: the listing's paths (sorted) are the wanted ones
+        n = len(path)
+        first = np.concatenate(([True], pc.not_equal(path.slice(1), path.slice(0, n - 1)).to_numpy(False)))
+        listed = path.filter(pa.array(first)).combine_chunks()
+        same = len(listed) == len(wanted) and not listed.null_count and not wanted.null_count
+        if same and pc.all(pc.equal(listed, wanted)).as_py():
+            return files
+    return files.filter(pc.is_in(path, value_set=wanted))

@@ -109,7 +109,8 @@ class CellColumns:
 
     @staticmethod
     def of_blocks(blocks: list[CellPositions]) -> CellColumns:
-        buffer = np.frombuffer(b"".join([b.payload for b in blocks]) + bytes(CELL_BUFFER_PADDING), np.uint8)
+        # one copy: the padding joined with the payloads
+        buffer = np.frombuffer(b"".join([*(b.payload for b in blocks), bytes(CELL_BUFFER_PADDING)]), np.uint8)
         base = np.cumsum([0] + [len(b.payload) for b in blocks])[:-1]
         starts = [b.row_start + o for b, o in zip(blocks, base, strict=True)]
         row_start = np.concatenate(starts) if starts else np.zeros(0, np.int64)
