@@ -11,8 +11,10 @@ import logging
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -149,15 +151,27 @@ class MetadataTable:
         self.data_config = data_config
         self.data_timeline = data_timeline
         self.storage = data_storage.child(METADATA_FOLDER)
-        self.config = TableConfig.load(self.storage)
-        self.timeline = (
-            mdt_timeline
-            if mdt_timeline is not None
-            else Timeline.load(self.storage, self.config.timeline_path, self.config.timeline_layout_version)
-        )
+        listing = StorageListing(self.storage)
+        # Three round trips side by side: the MDT's config, its timeline (in the data table's
+        # layout, which an MDT shares; loaded again in the one its config names if not) and the
+        # listing of the files partition, which every plan reads.
+        # A failed listing is left to the view, which lists again and reports it as before.
+        guess = (data_config.timeline_path, data_config.timeline_layout_version)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            if K.FILES in data_config.metadata_partitions:
+                pool.submit(_list_ahead, listing, K.FILES)
+            guessed = pool.submit(Timeline.load, self.storage, *guess) if mdt_timeline is None else None
+            self.config = TableConfig.load(self.storage)
+        layout = (self.config.timeline_path, self.config.timeline_layout_version)
+        if mdt_timeline is not None:
+            self.timeline = mdt_timeline
+        elif guessed is not None and guess == layout:
+            self.timeline = guessed.result()
+        else:
+            self.timeline = Timeline.load(self.storage, *layout)
         self.available_partitions = set(data_config.metadata_partitions)
         self.valid_instants = self._valid_instants()
-        self._view = FileSystemView(self.config, self.timeline, StorageListing(self.storage))
+        self._view = FileSystemView(self.config, self.timeline, listing)
         self._lock = threading.Lock()
         self._frames: dict[str, list[LogBlockFrame]] = {}
         self._block_readers: dict[tuple[str, int], HFileReader] = {}
@@ -266,7 +280,9 @@ class MetadataTable:
 
     def _valid_blocks(self, file_slice: FileSlice) -> list[LogBlockFrame]:
         queued: list[LogBlockFrame] = []
-        for lf in self._in_completion_order(file_slice.log_files):
+        ordered = self._in_completion_order(file_slice.log_files)
+        self._frame_side_by_side(ordered)
+        for lf in ordered:
             for block in self._log_frames(lf.path, lf.size):
                 if block.block_type == LogBlockType.COMMAND:
                     if block.is_rollback_command:
@@ -281,13 +297,22 @@ class MetadataTable:
     def probe(self) -> None:
         """Open the ``files`` partition's base files and frame its log files: what every plan
         reads first, so an MDT that cannot be read is found when it is opened, without reading
-        any record."""
-        for s in self.file_slices(K.FILES):
-            if s.base_file is not None:
-                self._hfile(s.base_file.path, s.base_file.size)
-            for block in self._valid_blocks(s):
-                if block.block_type == LogBlockType.HFILE_DATA:
-                    self._block_reader(block)
+        any record. The base files, log files and then HFile blocks are each read side by side."""
+        slices = self.file_slices(K.FILES)
+        bases = [s.base_file for s in slices if s.base_file is not None]
+        opens: list[Callable[[], Any]] = [partial(self._hfile, b.path, b.size) for b in bases]
+        self._frame_side_by_side([lf for s in slices for lf in s.log_files], opens)
+        blocks = [b for s in slices for b in self._valid_blocks(s) if b.block_type == LogBlockType.HFILE_DATA]
+        _side_by_side([partial(self._block_reader, b) for b in blocks])
+
+    def _frame_side_by_side(
+        self, log_files: Sequence[LogFile], also: Sequence[Callable[[], Any]] = ()
+    ) -> None:
+        """Frame the log files not framed yet (and run ``also``), their requests side by side: on
+        an object store each is a round trip, and a file slice has several log files."""
+        with self._lock:
+            todo = [lf for lf in log_files if lf.path not in self._frames]
+        _side_by_side([*also, *(partial(self._log_frames, lf.path, lf.size) for lf in todo)])
 
     def _in_completion_order(self, log_files: Sequence[LogFile]) -> list[LogFile]:
         """Log files in the order their deltacommits completed on the MDT timeline (instant
@@ -871,6 +896,32 @@ def _render(v: Any) -> str | None:
     if hasattr(v, "isoformat"):
         return v.isoformat()
     return str(v)
+
+
+def _list_ahead(listing: StorageListing, partition: str) -> None:
+    """List ``partition`` into ``listing``'s cache ahead of its use; a failure is left for the
+    use to meet (and report) again."""
+    try:
+        listing.files_in_partitions([partition])
+    except Exception:  # the listing that follows meets it again and reports it
+        log.debug("listing %s ahead failed", partition, exc_info=True)
+
+
+# Requests in flight at once when the MDT reader reads files side by side.
+_CONCURRENT_READS = 8
+
+
+def _side_by_side(tasks: Sequence[Callable[[], Any]]) -> None:
+    """Run ``tasks`` (reads that fill the reader's caches) on threads, up to
+    :data:`_CONCURRENT_READS` at once; the first failure (in task order) is raised after all end."""
+    if len(tasks) < 2:
+        for task in tasks:
+            task()
+        return
+    with ThreadPoolExecutor(max_workers=min(_CONCURRENT_READS, len(tasks))) as pool:
+        futures = [pool.submit(task) for task in tasks]
+    for future in futures:
+        future.result()
 
 
 def open_metadata_table(state: TableState) -> MetadataTable | None:
