@@ -20,7 +20,8 @@ What is measured:
   (total, MDT, the rest), for a cold plan (a newly opened table: the timeline, the MDT and the
   schema read from storage) and the warm plan (the same plan repeated on that opened table, median
   of ``--repeats``); and ``mdt_read_s``: the time to read again, with plain range reads, exactly the
-  MDT bytes the cold plan read (item 3 compares the cold plan with it).
+  MDT bytes the cold plan read (item 3 compares the cold plan with it). With ``--cold-repeats
+  N``: the medians of N cold plans (and their CPU time, ``cold_cpu_s``) and of N re-reads.
 * ``spark``: one PySpark 3.5 session with Apache Hudi 1.2's Spark bundle and the hudi-md shim. Plan
   time of a system = wall time from ``spark.read...load(path)`` through ``where(...)`` to the
   files its ``FileSourceScanExec`` selects (``selectedPartitions``: the file index's listing with
@@ -162,15 +163,25 @@ def replay_seconds(reads: list[tuple[str, int, int]], storage_options: dict[str,
 
 
 def hudi_md_plans(
-    uri: str, qs: list[Query], repeats: int, storage_options: dict[str, Any] | None = None
+    uri: str,
+    qs: list[Query],
+    repeats: int,
+    storage_options: dict[str, Any] | None = None,
+    cold_repeats: int = 1,
 ) -> dict[str, Any]:
     from hudi_md.table.state import SnapshotCache
 
     options = storage_options or {}
     out: dict[str, Any] = {}
     for q in qs:
-        with RecordingReads() as rec:
-            cold_s, (table, plan) = timed(lambda q=q: _open_and_plan(uri, q, options))
+        colds, cold_cpus = [], []
+        for _ in range(cold_repeats):
+            cpu = time.process_time()
+            with RecordingReads() as rec:
+                cold_s, (table, plan) = timed(lambda q=q: _open_and_plan(uri, q, options))
+            colds.append(cold_s)
+            cold_cpus.append(time.process_time() - cpu)
+        cold_s = statistics.median(colds)
         stats = table.storage.stats
         files = sorted(_slice_files(plan.slices))
         mdt_reads = [r for r in rec.reads if f"/{MDT}/" in r[0]]
@@ -193,8 +204,14 @@ def hudi_md_plans(
             "mdt_requests": stats.requests_under(MDT),
             "mdt_bytes": stats.bytes_read_under(MDT),
             "warm_requests": stats.requests - before["requests"],
-            "mdt_read_s": round(replay_seconds(mdt_reads, options), 4),
-            "all_reads_s": round(replay_seconds(rec.reads, options), 4),
+            "cold_cpu_s": round(statistics.median(cold_cpus), 4),
+            "cold_repeats": cold_repeats,
+            "mdt_read_s": round(
+                statistics.median(replay_seconds(mdt_reads, options) for _ in range(cold_repeats)), 4
+            ),
+            "all_reads_s": round(
+                statistics.median(replay_seconds(rec.reads, options) for _ in range(cold_repeats)), 4
+            ),
             "files": len(files),
             "counters": plan.counters,
             "_file_names": files,
@@ -445,6 +462,12 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, action="append", required=True)
     ap.add_argument("--root", type=Path, default=scale_tables.DEFAULT_ROOT)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--cold-repeats",
+        type=int,
+        default=1,
+        help="hudi-md in process and on S3: median of N cold plans (each a new table object) and N re-reads",
+    )
     ap.add_argument("--no-spark", action="store_true")
     ap.add_argument("--no-hudi-rs", action="store_true")
     ap.add_argument("--spark-listing-max", type=int, default=100_000)
@@ -481,11 +504,15 @@ def main() -> None:
                 "build": build,
                 "repeats": args.repeats,
             }
-            results: dict[str, Any] = {"hudi_md": hudi_md_plans(str(path), qs, args.repeats)}
+            results: dict[str, Any] = {
+                "hudi_md": hudi_md_plans(str(path), qs, args.repeats, cold_repeats=args.cold_repeats)
+            }
             print(json.dumps({"n": n, "hudi_md": strip(results["hudi_md"])}), flush=True)
             if s3 is not None:
                 uri = s3_copy(s3, path, n)
-                results["hudi_md_s3"] = hudi_md_plans(uri, qs, args.repeats, s3.storage_options())
+                results["hudi_md_s3"] = hudi_md_plans(
+                    uri, qs, args.repeats, s3.storage_options(), args.cold_repeats
+                )
                 print(json.dumps({"n": n, "hudi_md_s3": strip(results["hudi_md_s3"])}), flush=True)
             if not args.no_hudi_rs:
                 results["hudi_rs"] = hudi_rs_plans(path, qs, args.repeats, args.hudi_rs_data_max, n)
