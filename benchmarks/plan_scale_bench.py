@@ -149,17 +149,59 @@ class RecordingReads:
         Storage.read_bytes = self._bytes  # type: ignore[method-assign]
 
 
-def replay_seconds(reads: list[tuple[str, int, int]], storage_options: dict[str, Any]) -> float:
-    """Time to read the same byte ranges again, one request each, with fsspec directly."""
+# Emulated round-trip latency of a request (--request-latency-ms): moto on loopback answers in a
+# few ms of CPU, a cloud object store in tens of ms of waiting (first byte), which requests
+# in flight together wait out together.
+REQUEST_LATENCY_S = 0.0
+
+
+def replay_seconds(
+    reads: list[tuple[str, int, int]], storage_options: dict[str, Any], in_flight: int = 1
+) -> float:
+    """Time to read the same byte ranges again with fsspec directly: one request each, one at a
+    time (``in_flight`` 1) or that many at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from fsspec.core import url_to_fs
 
     if not reads:
         return 0.0
     fs, _ = url_to_fs(reads[0][0], **storage_options)
+
+    def read(r: tuple[str, int, int]) -> bytes:
+        if REQUEST_LATENCY_S:
+            time.sleep(REQUEST_LATENCY_S)
+        uri, offset, length = r
+        return fs.cat_file(uri, start=offset, end=offset + length)
+
     start = time.perf_counter()
-    for uri, offset, length in reads:
-        fs.cat_file(uri, start=offset, end=offset + length)
+    if in_flight == 1:
+        for r in reads:
+            read(r)
+    else:
+        with ThreadPoolExecutor(max_workers=in_flight) as pool:
+            list(pool.map(read, reads))
     return time.perf_counter() - start
+
+
+class RequestLatency:
+    """Every storage request of hudi-md waits :data:`REQUEST_LATENCY_S` first (threads in flight
+    wait together, as on a network)."""
+
+    def __enter__(self) -> RequestLatency:
+        self._call = Storage._call
+        real = self._call
+
+        def call(storage: Storage, op: str, path: str, fn: Callable[[], Any], **kw: Any) -> Any:
+            if REQUEST_LATENCY_S:
+                time.sleep(REQUEST_LATENCY_S)
+            return real(storage, op, path, fn, **kw)
+
+        Storage._call = call  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Storage._call = self._call  # type: ignore[method-assign]
 
 
 def hudi_md_plans(
@@ -211,6 +253,10 @@ def hudi_md_plans(
             ),
             "all_reads_s": round(
                 statistics.median(replay_seconds(rec.reads, options) for _ in range(cold_repeats)), 4
+            ),
+            # the same MDT ranges, 8 requests in flight (hudi-md's reader has up to 8)
+            "mdt_read_parallel_s": round(
+                statistics.median(replay_seconds(mdt_reads, options, 8) for _ in range(cold_repeats)), 4
             ),
             "files": len(files),
             "counters": plan.counters,
@@ -468,6 +514,12 @@ def main() -> None:
         default=1,
         help="hudi-md in process and on S3: median of N cold plans (each a new table object) and N re-reads",
     )
+    ap.add_argument(
+        "--request-latency-ms",
+        type=float,
+        default=0.0,
+        help="with --s3: every request (the plan's and the re-reads') waits this long first",
+    )
     ap.add_argument("--no-spark", action="store_true")
     ap.add_argument("--no-hudi-rs", action="store_true")
     ap.add_argument("--spark-listing-max", type=int, default=100_000)
@@ -510,9 +562,14 @@ def main() -> None:
             print(json.dumps({"n": n, "hudi_md": strip(results["hudi_md"])}), flush=True)
             if s3 is not None:
                 uri = s3_copy(s3, path, n)
-                results["hudi_md_s3"] = hudi_md_plans(
-                    uri, qs, args.repeats, s3.storage_options(), args.cold_repeats
-                )
+                global REQUEST_LATENCY_S
+                REQUEST_LATENCY_S = args.request_latency_ms / 1000
+                with RequestLatency():
+                    results["hudi_md_s3"] = hudi_md_plans(
+                        uri, qs, args.repeats, s3.storage_options(), args.cold_repeats
+                    )
+                results["s3_request_latency_ms"] = args.request_latency_ms
+                REQUEST_LATENCY_S = 0.0
                 print(json.dumps({"n": n, "hudi_md_s3": strip(results["hudi_md_s3"])}), flush=True)
             if not args.no_hudi_rs:
                 results["hudi_rs"] = hudi_rs_plans(path, qs, args.repeats, args.hudi_rs_data_max, n)
