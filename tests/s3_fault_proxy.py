@@ -56,6 +56,12 @@ class FaultProxy:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                # An answer goes out as two writes (head, then body): with Nagle's algorithm the
+                # body waits for the client's delayed ACK, ~40 ms a request on loopback.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def _body(self) -> bytes:
                 if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
                     chunks = []
