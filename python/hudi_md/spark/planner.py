@@ -44,7 +44,8 @@ Incremental queries return what ``Table.read(query_type="incremental")`` returns
 version (as of the end) of the records whose ``_hoodie_commit_time`` is a commit in the range. A
 ``plan`` lists only the slices of file groups those commits wrote; the rows of base-only slices
 are filtered by the shim (Spark's Parquet reader), those of merged slices by ``read_slice``.
-Tables are cached per path and options, keyed by the latest instant on the timeline.
+A table is kept open per path and options while storage shows the same ``hoodie.properties`` and
+timeline (both asked at once for each request; every instant file counts).
 """
 
 from __future__ import annotations
@@ -118,21 +119,23 @@ class Planner:
     (:class:`~hudi_md.spark.plan_engine.DriverEngine`)."""
 
     def __init__(self, engine: ColumnStatsEngine | None = None) -> None:
-        self._tables: dict[str, tuple[str | None, Any]] = {}
+        self._tables: dict[str, Table] = {}
         self._lock = threading.Lock()
         self._engine = engine
 
     def _table(self, path: str, options: Mapping[str, str], hadoop_conf: Mapping[str, str]) -> Any:
         table_opts = {k: v for k, v in options.items() if k not in _READ_OPTIONS}
         key = json.dumps([path, sorted(table_opts.items()), sorted(hadoop_conf.items())])
-        fresh = open_table(path, s3a_storage_options(path, table_opts, hadoop_conf))
-        latest = fresh.timeline.last()
-        marker = latest.file_name if latest else None
         with self._lock:
             cached = self._tables.get(key)
-            if cached is not None and cached[0] == marker:
-                return cached[1]
-            self._tables[key] = (marker, fresh)
+        if cached is not None and cached.is_current():
+            return cached
+        fresh = open_table(path, s3a_storage_options(path, table_opts, hadoop_conf))
+        with self._lock:
+            cached = self._tables.get(key)
+            if cached is not None and cached.same_state(fresh):
+                return cached
+            self._tables[key] = fresh
         return fresh
 
     def handle(self, request: Mapping[str, Any]) -> tuple[dict[str, Any], bytes | None]:

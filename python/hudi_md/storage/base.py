@@ -436,7 +436,8 @@ class Storage:
             self._drop_stale_checksum(full)
 
     @property
-    def _is_local_disk(self) -> bool:
+    def is_local_disk(self) -> bool:
+        """Whether requests go to the local disk (no round trips worth sending side by side)."""
         return any(p in ("file", "local") for p in self._protocols)
 
     def _drop_stale_checksum(self, full: str) -> None:
@@ -444,7 +445,7 @@ class Storage:
         through Hadoop's LocalFileSystem, which keeps such a checksum beside every file and checks
         it on each read: left stale, it makes Hudi fail to read the file (``hoodie.properties``
         after hudi-md updated it: "Could not load Hoodie properties")."""
-        if not self._is_local_disk:
+        if not self.is_local_disk:
             return
         crc = posixpath.join(posixpath.dirname(full), f".{posixpath.basename(full)}.crc")
         with contextlib.suppress(FileNotFoundError):
@@ -489,7 +490,7 @@ class Storage:
         _before_mutation("create", full, data)
 
         def create() -> bool:
-            if self._is_local_disk:
+            if self.is_local_disk:
                 return _create_by_link(full, data)
             try:
                 with self.fs.open(full, "xb") as f:

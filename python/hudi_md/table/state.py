@@ -164,6 +164,38 @@ class TableState:
                 )
         return self._archived
 
+    def same_state(self, other: TableState) -> bool:
+        """Whether ``other`` (the same table opened again) holds this state: the same
+        ``hoodie.properties`` and the same timeline. Every instant counts, not only the newest: with
+        several writers an instant older than the newest pending one may complete."""
+        return self.config.props == other.config.props and _instant_files(self.timeline) == _instant_files(
+            other.timeline
+        )
+
+    def is_current(self) -> bool:
+        """Whether storage still holds this state (:meth:`same_state`), asking for
+        ``hoodie.properties`` and the timeline listing at once: a table kept open (the Spark
+        planner's) checks in one round trip, not two. A timeline from a metastore is not checked
+        here (False: open the table again); neither is an unreadable one (opening it again says
+        why)."""
+        if self.source is not None:
+            return False
+        from concurrent.futures import ThreadPoolExecutor
+
+        config, storage = self.config, self.storage
+        layout, path = config.timeline_layout_version, config.timeline_path
+        try:
+            if storage.is_local_disk:  # no round trip to save, and threads cost more than they do
+                props, timeline = TableConfig.load(storage), Timeline.load(storage, path, layout)
+            else:
+                with ThreadPoolExecutor(max_workers=2) as pool:
+                    asked_props = pool.submit(TableConfig.load, storage)
+                    asked_timeline = pool.submit(Timeline.load, storage, path, layout)
+                    props, timeline = asked_props.result(), asked_timeline.result()
+        except Exception:  # the table is opened again, which reports it
+            return False
+        return props.props == config.props and _instant_files(timeline) == _instant_files(self.timeline)
+
     def storage_stats(self) -> dict[str, int]:
         """Requests and bytes this table's storage has served so far."""
         return self.storage.stats.snapshot()
@@ -229,3 +261,8 @@ class TableState:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.uri!r}, version={self.table_version}, type={self.table_type})"
+
+
+def _instant_files(timeline: Timeline) -> tuple[str, ...]:
+    """A timeline as its instants' file names: each names the instant's time, action and state."""
+    return tuple(i.file_name for i in timeline.instants)
