@@ -17,6 +17,7 @@ from hudi_md.formats.commit_metadata_writer import (
     serialize_instant_metadata,
 )
 from hudi_md.metastore import protocol as P
+from hudi_md.metastore_server import timeline as server_timeline
 
 
 def error_code(response: object) -> str:
@@ -231,22 +232,40 @@ def test_instant_lifecycle_and_metadata_bytes(api: Api) -> None:
     assert r.status_code == 400 and error_code(r) == "invalid"
 
 
-def test_heartbeat_expiry_releases_the_instant(api: Api) -> None:
+class ServerClock:
+    """The server's clock (``timeline.now_ms``) held still and moved by the test: heartbeat expiry
+    is decided by it alone, not by how long a loaded machine takes between two requests."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.ms = int(time.time() * 1000)
+        monkeypatch.setattr(server_timeline, "now_ms", lambda: self.ms)
+
+    def advance(self, seconds: float) -> None:
+        self.ms += int(seconds * 1000)
+
+    @property
+    def seconds(self) -> float:
+        return self.ms / 1000.0
+
+
+def test_heartbeat_expiry_releases_the_instant(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = ServerClock(monkeypatch)
     route = api.table()
     ts = api.instant_time(route)
-    before = time.time()
     created = api.ok(
         api.post(f"{route}/instants", {"requested_time": ts, "action": "commit", "heartbeat_s": 1.0}), 201
     )
-    assert before + 0.9 <= created["heartbeat_expires"] <= time.time() + 1.1
-    time.sleep(0.4)
+    assert created["heartbeat_expires"] == pytest.approx(clock.seconds + 1.0)
+    clock.advance(0.4)
     beat = api.ok(api.post(f"{route}/instants/{ts}/heartbeat"))
-    assert beat["heartbeat_expires"] > created["heartbeat_expires"]
+    assert beat["heartbeat_expires"] == pytest.approx(clock.seconds + 1.0)
     r = api.delete(f"{route}/instants/{ts}")
     assert r.status_code == 409 and error_code(r) == "conflict"  # a live writer's instant
-    time.sleep(1.3)
+    clock.advance(0.999)
+    assert api.post(f"{route}/instants/{ts}/heartbeat").status_code == 200  # still live at the edge
+    clock.advance(1.3)
     listed = api.ok(api.get(f"{route}/instants"))
-    assert listed[0]["state"] == "requested" and listed[0]["heartbeat_expires"] < time.time()
+    assert listed[0]["state"] == "requested" and listed[0]["heartbeat_expires"] < clock.seconds
     r = api.post(f"{route}/instants/{ts}/heartbeat")
     assert r.status_code == 409 and error_code(r) == "conflict"
     r = api.post(
@@ -259,14 +278,15 @@ def test_heartbeat_expiry_releases_the_instant(api: Api) -> None:
     assert api.post(f"{route}/instants/{ts}/heartbeat").status_code == 404
 
 
-def test_an_expired_writer_does_not_block_another(api: Api) -> None:
+def test_an_expired_writer_does_not_block_another(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     """A dead writer's pending instant on the same file group: the next writer completes."""
+    clock = ServerClock(monkeypatch)
     route = api.table()
     dead = api.instant_time(route)
     api.ok(
         api.post(f"{route}/instants", {"requested_time": dead, "action": "commit", "heartbeat_s": 0.3}), 201
     )
-    time.sleep(0.5)
+    clock.advance(0.5)
     ts = api.instant_time(route)
     assert api.commit(route, ts, commit_meta(ts, {"city=sf": [("f1", 1)]})).status_code == 200
     states = {i["requested_time"]: i["state"] for i in api.ok(api.get(f"{route}/instants"))}
@@ -535,22 +555,23 @@ def test_an_unreadable_pending_plan_reads_no_file_group(api: Api) -> None:
     assert api.commit(route, ts, commit_meta(ts, {"city=sf": [("a", 1)]}), "deltacommit").status_code == 200
 
 
-def test_a_released_table_service_is_taken_over(api: Api) -> None:
+def test_a_released_table_service_is_taken_over(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     """A compaction whose runner died (heartbeat expired) is run by another: moved on, its
     heartbeat restarts, and it completes; a released write cannot complete."""
+    clock = ServerClock(monkeypatch)
     route = api.table(table_type="MERGE_ON_READ")
     c = api.instant_time(route)
     api.ok(
         api.post(f"{route}/instants", {"requested_time": c, "action": "compaction", "heartbeat_s": 0.3}), 201
     )
-    time.sleep(0.5)
+    clock.advance(0.5)
     moved = api.ok(
         api.post(
             f"{route}/instants/{c}/transition",
             {"action": "compaction", "from_state": "requested", "to_state": "inflight"},
         )
     )
-    assert moved["heartbeat_expires"] > time.time()
+    assert moved["heartbeat_expires"] == pytest.approx(clock.seconds + 0.3)
     assert (
         api.ok(api.commit_transition(route, c, "compaction", {"partitionToWriteStats": {}}))["action"]
         == "commit"
