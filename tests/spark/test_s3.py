@@ -252,7 +252,7 @@ def test_hudi_md_format_on_s3a(shim_jar: str, table_path: Any, tmp_path: Path) -
             [sys.executable, __file__, endpoint, str(spec_path), str(out_path)],
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=900,  # a hang guard: a loaded CI machine took over 300 s here
             env=env,
             cwd=REPO,
         )

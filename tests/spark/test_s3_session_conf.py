@@ -215,7 +215,7 @@ def test_session_hadoop_conf_reaches_the_planner_and_secrets_stay_hidden(
             [sys.executable, __file__, str(spec_path), str(out_path)],
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=900,  # a hang guard: a loaded CI machine took over 300 s here
             env=env,
             cwd=REPO,
         )
