@@ -94,9 +94,10 @@ def _cases() -> list[Any]:
                 continue
             for check in [*CHECKS, *(["validator"] if step.name in VALIDATOR_STEPS else [])]:
                 marks = []
-                if layout.id in CI_LAYOUTS:
-                    marks.append(pytest.mark.ci)
                 reason = hudi_writes_expected_failure(layout.id, step.name, check)
+                # CI skips the known Hudi quirks (strict xfails: the full run keeps checking them)
+                if layout.id in CI_LAYOUTS and not reason:
+                    marks.append(pytest.mark.ci)
                 if reason:
                     marks.append(pytest.mark.xfail(strict=True, reason=reason))
                 out.append(
