@@ -16,6 +16,7 @@ import pytest
 import hudi_md
 from hudi_md.formats.logframes import HEAD_BYTES, TAIL_BYTES, WHOLE_FILE_BYTES
 from hudi_md.metadata import writer as mdt_writer
+from hudi_md.planning import planner
 
 SIZES = (100, 10_000)
 MDT = ".hoodie/metadata"
@@ -134,6 +135,22 @@ def test_a_plan_without_filter_reads_the_files_partition_once(tables: dict[int, 
     again = table.plan(None)
     assert len(again.slices) == 10_000
     assert table.storage.stats.requests == before  # the same state plans from memory
+
+
+def test_a_plan_without_filter_takes_the_partition_list_from_its_scan(
+    tables: dict[int, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read whole first, the files partition gives the partition list too (one of its records):
+    the plan does not wait for a read of the list's block before the scan."""
+    path = tables[10_000]
+    monkeypatch.setattr(planner, "SCAN_FILES_AHEAD_BYTES", 1 << 62)
+    list_first, list_first_counters = _plan(path, None)
+    monkeypatch.setattr(planner, "SCAN_FILES_AHEAD_BYTES", 0)
+    ahead, ahead_counters = _plan(path, None)
+    assert ahead_counters == list_first_counters
+    assert ahead.partitions() == list_first.partitions()
+    assert ahead.file_slices().equals(list_first.file_slices())
+    assert ahead.storage.stats.requests < list_first.storage.stats.requests
 
 
 def test_a_repeated_plan_on_one_state_reads_nothing(tables: dict[int, Path]) -> None:

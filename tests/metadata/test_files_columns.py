@@ -291,6 +291,11 @@ def test_fixture_plans_built_column_wise(archive: str, table_path, monkeypatch) 
         if p in set(partitions)
     ) == sorted((p, e.name, e.size) for p, entries in record_wise.items() for e in entries)
 
+    # the scan of the whole partition gives the partition list too
+    scanned = hudi_md.open_table(str(path)).metadata_table
+    assert scanned.files_table() is not None
+    assert scanned._all_partitions == record_wise_partitions(mdt)
+
     monkeypatch.setattr(planner, "COLUMNAR_MIN_PARTITIONS", 0)
     fresh = hudi_md.open_table(str(path))
     plan = fresh.plan(None)
@@ -343,7 +348,7 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
     hudi_md.write(
         rows.filter(pa.compute.equal(rows["p"], "p03")), path, operation="insert_overwrite", options=options
     )
-    drop = {**options, "hoodie.datasource.write.partitions.to.delete": "p=p07"}
+    drop = {**options, "hoodie.datasource.write.partitions.to.delete": "p07"}
     hudi_md.write(rows.slice(0, 0), path, operation="delete_partition", options=drop)
 
     record_wise = hudi_md.open_table(path)
@@ -355,6 +360,8 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
     table = hudi_md.open_table(path)
     files = table.metadata_table.files_table()
     assert files is not None
+    # the partition list taken from that scan: without the dropped partition
+    assert table.metadata_table._all_partitions == record_wise_partitions(record_wise.metadata_table)
     plan = table.plan(None)
     assert plan._rows is not None
     assert plan.rows.equals(want)
@@ -366,6 +373,7 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
         (r["partition_path"], r["file_id"], Path(r["base_file"]).name) for r in plan.rows.to_pylist()
     )
     assert ours == theirs
+    assert {r["partition_path"] for r in plan.rows.to_pylist()} == {f"p{i:02d}" for i in range(40)} - {"p07"}
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -458,13 +458,7 @@ class MetadataTable:
                 if run is None:
                     return None
                 runs.append(run)
-            merged = merge_files_runs(runs, K.TYPE_ALL_PARTITIONS)
-        if merged is None:
-            return None
-        names = merged.column("name").to_pylist()
-        if K.NON_PARTITIONED_NAME in names:
-            return sorted("" if p == K.NON_PARTITIONED_NAME else p for p in names)
-        return names  # sorted by the merge (UTF-8 byte order is code point order)
+            return _partition_names(merge_files_runs(runs, K.TYPE_ALL_PARTITIONS))
 
     def partitions_with_keys(self, paths: Sequence[str], prefixes: Sequence[str] = ()) -> list[str]:
         """Partitions whose ``files`` record exists among exact partition ``paths`` and under path
@@ -521,6 +515,13 @@ class MetadataTable:
             out[p] = [FileEntry(name, size) for name, size in sorted(files.items())]
         return out
 
+    def files_partition_bytes(self) -> int:
+        """The size of the ``files`` partition's latest slices (base files and log files)."""
+        return sum(
+            (s.base_file.size if s.base_file is not None else 0) + sum(lf.size for lf in s.log_files)
+            for s in self.file_slices(K.FILES)
+        )
+
     def files_table(self) -> pa.Table | None:
         """The live files of every partition, read column-wise (``partition_path``, ``name``,
         ``size`` rows, see :data:`files_columns.FILES_TABLE_SCHEMA`), for a plan that wants all of
@@ -532,14 +533,23 @@ class MetadataTable:
             return known
         with metrics.timed("scan_files_columns"):
             runs: list[FilesRun] = []
-            for s in self.file_slices(K.FILES):
+            slices = self.file_slices(K.FILES)
+            # the partition list comes from the same scan (its record is a cell of it), so a plan
+            # of every partition waits for no read of its own; None: the record-wise read decides
+            partition_runs: list[FilesRun] | None = []
+            all_partitions_group = K.file_group_index(K.ALL_PARTITIONS_KEY, len(slices))
+            for index, s in enumerate(slices):
+                holds_partition_list = index == all_partitions_group
                 sources: list[tuple[HFileReader, str | None, str]] = []
                 if s.base_file is not None:
                     reader = self._hfile(s.base_file.path, s.base_file.size)
                     sources.append((reader, reader.schema, self.storage.uri(s.base_file.path)))
                 for block in self._valid_blocks(s):
                     if block.block_type == LogBlockType.DELETE:
-                        deleted = {d.record_key for d in self._deleted_keys(block)} - {K.ALL_PARTITIONS_KEY}
+                        deleted = {d.record_key for d in self._deleted_keys(block)}
+                        if K.ALL_PARTITIONS_KEY in deleted:
+                            partition_runs = None
+                            deleted.discard(K.ALL_PARTITIONS_KEY)
                         if deleted:
                             return None  # a partition's record deleted: the record-wise merge
                         continue  # Hudi's MDT initialisation writes an empty delete block
@@ -554,15 +564,30 @@ class MetadataTable:
                     if shape is None:
                         return None
                     cells = reader.scan_columns()
-                    others = pc.not_equal(cells.rows, pa.scalar(_ALL_PARTITIONS_ROW, pa.binary()))
-                    run = decode_files_columns(cells.take(pc.indices_nonzero(others).to_numpy()), shape)
+                    is_list = pc.equal(cells.rows, pa.scalar(_ALL_PARTITIONS_ROW, pa.binary()))
+                    others = pc.indices_nonzero(pc.invert(is_list)).to_numpy()
+                    run = decode_files_columns(cells.take(others), shape)
                     if run is None:
                         return None
                     runs.append(run)
+                    if holds_partition_list and partition_runs is not None:
+                        the_list = pc.indices_nonzero(is_list).to_numpy()
+                        listed = decode_files_columns(cells.take(the_list), shape)
+                        if listed is None:
+                            partition_runs = None
+                        else:
+                            partition_runs.append(listed)
             table = merge_files_runs(runs)
+            partitions = (
+                _partition_names(merge_files_runs(partition_runs, K.TYPE_ALL_PARTITIONS))
+                if partition_runs is not None
+                else None
+            )
         if table is not None:
             with self._lock:
                 self._files_table = table
+                if partitions is not None and self._all_partitions is None:
+                    self._all_partitions = partitions
         return table
 
     # --- column_stats / partition_stats ----------------------------------------------------------
@@ -896,6 +921,17 @@ def _render(v: Any) -> str | None:
     if hasattr(v, "isoformat"):
         return v.isoformat()
     return str(v)
+
+
+def _partition_names(merged: pa.Table | None) -> list[str] | None:
+    """The partitions of a merged ``__all_partitions__`` record ("" for a table without
+    partitions), sorted."""
+    if merged is None:
+        return None
+    names = merged.column("name").to_pylist()
+    if K.NON_PARTITIONED_NAME in names:
+        return sorted("" if p == K.NON_PARTITIONED_NAME else p for p in names)
+    return names  # sorted by the merge (UTF-8 byte order is code point order)
 
 
 def _list_ahead(listing: StorageListing, partition: str) -> None:

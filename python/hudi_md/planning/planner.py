@@ -55,6 +55,8 @@ RECORD_KEY_COLUMN = "_hoodie_record_key"
 COLUMNAR_MIN_PARTITIONS = 256
 # slice rows of every partition, per file-system view (a view is one snapshot of a table state)
 _SLICE_ROWS: weakref.WeakKeyDictionary[FileSystemView, tuple[int, pa.Table]] = weakref.WeakKeyDictionary()
+# An unfiltered plan on a table whose MDT `files` partition is this large reads it whole first.
+SCAN_FILES_AHEAD_BYTES = 1 << 20
 RECORD_INDEX_MAX_KEYS = 10_000
 # From this many partitions or slices, stats pruning runs over one Arrow table of the stats; below
 # it, a Python call per entry costs less than building the table.
@@ -371,6 +373,19 @@ def latest_slice_rows(table: TableState, view: FileSystemView, partitions: Seque
     return rows
 
 
+def _scan_files_ahead(table: TableState) -> bool:
+    """Whether a plan of every partition reads the MDT ``files`` partition whole before it asks
+    for the partition list: when that partition is this large, the table has many partitions, and
+    one scan gives both (the list is one of its records) instead of a read for the list first."""
+    if table.listing is not table.metadata_table:
+        return False
+    mdt = table.metadata_table
+    assert mdt is not None
+    if mdt.files_partition_bytes() < SCAN_FILES_AHEAD_BYTES:
+        return False
+    return mdt.files_table() is not None
+
+
 def _on_partition_values_only(expr: Expression, scheme: PartitionScheme) -> bool:
     """Whether ``expr`` tests only the columns of an identity partitioning (whose values the
     partition paths hold exactly)."""
@@ -420,6 +435,7 @@ def _plan_scan(
     column_stats_engine: ColumnStatsEngine | None = None,
 ) -> ScanPlan:
     counters: dict[str, int] = {}
+    scanned_ahead = False
     schema = table.schema if expr is not None else None
     matching = getattr(table.listing, "matching_partitions", None) if schema is not None else None
     by_keys = getattr(table.listing, "partitions_with_keys", None) if schema is not None else None
@@ -437,6 +453,7 @@ def _plan_scan(
         partitions = by_keys(keys.paths, keys.prefixes) if not keys.is_empty else []
         counters["partitions_from_keys"] = len(partitions)
     else:
+        scanned_ahead = expr is None and not read_optimized and _scan_files_ahead(table)
         partitions = table.partitions()
         counters["partitions"] = len(partitions)
     if expr is not None and schema is not None:
@@ -450,7 +467,7 @@ def _plan_scan(
             partitions = prune_by_partition_stats(table, partitions, expr, schema)
             counters["partitions_after_partition_stats"] = len(partitions)
     view = table.file_system_view(as_of)
-    if expr is None and not read_optimized and len(partitions) >= COLUMNAR_MIN_PARTITIONS:
+    if expr is None and not read_optimized and (len(partitions) >= COLUMNAR_MIN_PARTITIONS or scanned_ahead):
         # every file group of a large table, no slice pruning to follow: column-wise
         rows = latest_slice_rows(table, view, partitions)
         if rows is not None:
