@@ -360,7 +360,8 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
     table = hudi_md.open_table(path)
     files = table.metadata_table.files_table()
     assert files is not None
-    # the partition list taken from that scan: without the dropped partition
+    # the partition list taken from that scan equals the record-wise one (which still lists the
+    # dropped partition: hudi-md never marks it deleted; its files are gone from the plan below)
     assert table.metadata_table._all_partitions == record_wise_partitions(record_wise.metadata_table)
     plan = table.plan(None)
     assert plan._rows is not None
