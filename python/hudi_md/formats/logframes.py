@@ -32,7 +32,7 @@ from hudi_md.formats.logfile import (
 )
 from hudi_md.storage import InputFile, InputSlice, RangeCachedFile
 
-__all__ = ["LogBlockFrame", "iter_log_frames"]
+__all__ = ["LogBlockFrame", "first_reads", "iter_log_frames"]
 
 # A file up to this size is read with one request: about what framing a block reads anyway.
 WHOLE_FILE_BYTES = 64 << 10
@@ -43,6 +43,19 @@ HEAD_BYTES = 16 << 10
 # and file info (the schema again, ~9 KiB); an HFile opened on the content reads this much of its
 # end (see HFileReader's open_tail_bytes), so its opening sends no request of its own.
 TAIL_BYTES = 32 << 10
+# The end of a file read with its head (see :func:`first_reads`): the last block's tail read, with
+# room for its footer (an MDT block's is a few bytes).
+END_BYTES = TAIL_BYTES + (4 << 10)
+
+
+def first_reads(size: int) -> list[tuple[int, int]]:
+    """The ranges ``(offset, length)`` framing a file of ``size`` bytes reads first, which can be
+    sent at once: the whole file when small, else its head and its end. The end answers the last
+    block's tail read, which otherwise waits for the head (on an object store, a round trip more
+    per file). Read into the file's :class:`RangeCachedFile`, :func:`iter_log_frames` finds them."""
+    if size <= WHOLE_FILE_BYTES:  # larger than its head and end together
+        return [(0, size)] if size else []
+    return [(0, HEAD_BYTES), (size - END_BYTES, END_BYTES)]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from hudi_md.errors import HudiMdError, MetadataTableError
 from hudi_md.formats.avro import decode_schemaless
 from hudi_md.formats.hfile import CellColumns, HFileReader
 from hudi_md.formats.logfile import DeleteRecord, LogBlockType
-from hudi_md.formats.logframes import TAIL_BYTES, LogBlockFrame, iter_log_frames
+from hudi_md.formats.logframes import TAIL_BYTES, LogBlockFrame, first_reads, iter_log_frames
 from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
 from hudi_md.metadata.files_codec import files_record_decoder, files_record_shape
@@ -45,7 +45,7 @@ from hudi_md.metadata.stats_columns import (
     decode_stats_columns,
     merge_stats_runs,
 )
-from hudi_md.storage import Storage
+from hudi_md.storage import RangeCachedFile, Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.fs_view import FileSlice, FileSystemView, LogFile
 from hudi_md.table.listing import FileEntry, StorageListing
@@ -250,7 +250,10 @@ class MetadataTable:
         with self._lock:
             frames = self._frames.get(path)
         if frames is None:
-            frames = list(iter_log_frames(self.storage.input_file(path, size)))
+            source = RangeCachedFile(self.storage.input_file(path, size))
+            if not self.storage.is_local_disk:  # head and end in one round trip
+                _side_by_side([partial(source.prefetch, *r) for r in first_reads(size)])
+            frames = list(iter_log_frames(source))
             self.stats["log_files_read"] += 1
             with self._lock:
                 self._frames[path] = frames

@@ -436,7 +436,7 @@ def _plan_scan(
 ) -> ScanPlan:
     counters: dict[str, int] = {}
     scanned_ahead = False
-    schema = table.schema if expr is not None else None
+    schema = table.schema_and_listing()[0] if expr is not None else None
     matching = getattr(table.listing, "matching_partitions", None) if schema is not None else None
     by_keys = getattr(table.listing, "partitions_with_keys", None) if schema is not None else None
     keys = None

@@ -12,6 +12,7 @@ It is opened on first use, since opening it costs storage reads a caller may not
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
@@ -78,6 +79,24 @@ class TableSource(Protocol):
     def listing(self, as_of: str | None = None) -> ListingSource: ...
 
 
+# Where tables of version 8 and later (what hudi-md and Hudi 1.x write) keep their timeline.
+GUESSED_TIMELINE = (".hoodie/timeline", 2)
+
+
+def _config_and_guessed_timeline(storage: Storage) -> tuple[TableConfig, Timeline | None]:
+    """The table config, and the timeline listed at :data:`GUESSED_TIMELINE` in the same round
+    trip (None if that listing failed: the caller lists again once the config says where)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        asked = pool.submit(Timeline.load, storage, *GUESSED_TIMELINE)
+        config = TableConfig.load(storage)
+        try:
+            return config, asked.result()
+        except Exception:  # listed again where the config says; that listing reports its error
+            return config, None
+
+
 class TableState:
     """A Hudi table of version 6, 8 or 9 as of the timeline loaded when the state was made.
 
@@ -102,7 +121,13 @@ class TableState:
         enable = self.options.get(METADATA_ENABLE)
         if enable is not None and enable.lower() not in ("true", "false"):
             raise InvalidOptionError(f"{METADATA_ENABLE} must be true or false, got {enable!r}")
-        self.config = TableConfig.load(storage)
+        # On an object store the timeline is listed beside the config, at the place tables of
+        # version 8 and later keep it; a guess the config does not confirm is listed again.
+        guessed: Timeline | None = None
+        if source is None and not storage.is_local_disk:
+            self.config, guessed = _config_and_guessed_timeline(storage)
+        else:
+            self.config = TableConfig.load(storage)
         self.storage = storage = table_storage(storage, self.config.to_dict())
         if self.config.table_version not in SUPPORTED_VERSIONS:
             raise UnsupportedFeatureError(
@@ -117,9 +142,11 @@ class TableState:
             if not source.in_step(self.timeline):
                 self.source = None
         if self.source is None:
-            self.timeline = Timeline.load(
-                storage, self.config.timeline_path, self.config.timeline_layout_version
-            )
+            layout = (self.config.timeline_path, self.config.timeline_layout_version)
+            if guessed is not None and layout == GUESSED_TIMELINE and len(guessed):
+                self.timeline = guessed
+            else:
+                self.timeline = Timeline.load(storage, *layout)
         self.partition_scheme = PartitionScheme(self.config)
         self._open_metadata = open_metadata
         self.metadata_error: Exception | None = None
@@ -258,6 +285,22 @@ class TableState:
     def schema(self) -> pa.Schema:
         """Arrow schema of the table (latest commit's writer schema, meta columns first)."""
         return table_schema(self.storage, self.config, self.timeline)
+
+    def schema_and_listing(self) -> tuple[pa.Schema, ListingSource]:
+        """The schema and the listing source, which a filtered plan needs both of. On an object
+        store the listing source (the MDT) opens while the schema's commit is read: both come after
+        the timeline, so neither needs the other's round trip first."""
+        opened = "listing" in self.__dict__ or "schema" in self.__dict__
+        if opened or self.storage.is_local_disk:
+            return self.schema, self.listing
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            opening = pool.submit(lambda: self.listing)
+            schema = self.schema
+            with contextlib.suppress(Exception):  # opened again below, raising it in this thread
+                opening.result()
+        return schema, self.listing
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.uri!r}, version={self.table_version}, type={self.table_type})"
