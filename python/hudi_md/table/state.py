@@ -83,17 +83,17 @@ class TableSource(Protocol):
 GUESSED_TIMELINE = (".hoodie/timeline", 2)
 
 
-def _config_and_guessed_timeline(storage: Storage) -> tuple[TableConfig, Timeline | None]:
-    """The table config, and the timeline listed at :data:`GUESSED_TIMELINE` in the same round
-    trip (None if that listing failed: the caller lists again once the config says where)."""
+def _config_and_timeline(storage: Storage, path: str, layout: int) -> tuple[TableConfig, Timeline | None]:
+    """The table config, and the timeline at ``path`` listed in the same round trip (None if that
+    listing failed). A failed config read raises."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        asked = pool.submit(Timeline.load, storage, *GUESSED_TIMELINE)
+        asked = pool.submit(Timeline.load, storage, path, layout)
         config = TableConfig.load(storage)
         try:
             return config, asked.result()
-        except Exception:  # listed again where the config says; that listing reports its error
+        except Exception:
             return config, None
 
 
@@ -125,7 +125,8 @@ class TableState:
         # version 8 and later keep it; a guess the config does not confirm is listed again.
         guessed: Timeline | None = None
         if source is None and not storage.is_local_disk:
-            self.config, guessed = _config_and_guessed_timeline(storage)
+            # a failed guess is listed again where the config says, which reports its error
+            self.config, guessed = _config_and_timeline(storage, *GUESSED_TIMELINE)
         else:
             self.config = TableConfig.load(storage)
         self.storage = storage = table_storage(storage, self.config.to_dict())
@@ -207,19 +208,16 @@ class TableState:
         why)."""
         if self.source is not None:
             return False
-        from concurrent.futures import ThreadPoolExecutor
-
         config, storage = self.config, self.storage
         layout, path = config.timeline_layout_version, config.timeline_path
         try:
             if storage.is_local_disk:  # no round trip to save, and threads cost more than they do
                 props, timeline = TableConfig.load(storage), Timeline.load(storage, path, layout)
             else:
-                with ThreadPoolExecutor(max_workers=2) as pool:
-                    asked_props = pool.submit(TableConfig.load, storage)
-                    asked_timeline = pool.submit(Timeline.load, storage, path, layout)
-                    props, timeline = asked_props.result(), asked_timeline.result()
+                props, timeline = _config_and_timeline(storage, path, layout)
         except Exception:  # the table is opened again, which reports it
+            return False
+        if timeline is None:
             return False
         return props.props == config.props and _instant_files(timeline) == _instant_files(self.timeline)
 
