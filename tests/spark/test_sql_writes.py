@@ -54,6 +54,17 @@ CASES = [
 @pytest.fixture
 def sql(hudi_spark):
     """``sql(statement)``; tables the test created are dropped after it."""
+    from hudi_md.spark.session import EXTENSIONS_CLASS
+
+    loaded = hudi_spark.sparkContext.getConf().get("spark.sql.extensions", "")
+    if EXTENSIONS_CLASS not in loaded.split(","):
+        # `hudi_spark` reused a SparkContext started without the shim (another module's session):
+        # the SQL writes would silently take Spark's own path; run this module before such tests
+        pytest.fail(
+            f"the Spark session lacks {EXTENSIONS_CLASS} (spark.sql.extensions = {loaded!r}): a "
+            "SparkContext started by earlier tests was reused; run tests/spark/test_sql_writes.py first",
+            pytrace=False,
+        )
     created: list[str] = []
 
     def run(statement: str) -> Any:
