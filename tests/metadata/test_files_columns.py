@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import hudi_md
+from hudi_md.metadata import files_columns
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.files_codec import files_record_decoder
 from hudi_md.metadata.files_columns import FilesRun, decode_files_cells, merge_files_runs
@@ -241,6 +242,58 @@ def test_merged_runs_equal_the_record_merge(seed: int, kind: int) -> None:
     assert got is not None
     assert list(zip(*(got[c].to_pylist() for c in ("partition_path", "name", "size")), strict=True)) == want
     assert merge_files_runs(runs, K.TYPE_FILES + K.TYPE_ALL_PARTITIONS - kind) is None  # the other type
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("kind", [K.TYPE_FILES, K.TYPE_ALL_PARTITIONS])
+def test_few_entries_placed_into_one_large_run_equal_the_record_merge(
+    seed: int, kind: int, monkeypatch
+) -> None:
+    """One large run whose (partition, name) pairs are in order (maps written with sorted names)
+    among small runs before and after it, re-listing, growing and deleting some of its pairs and
+    adding new ones: the few are placed into the large run instead of sorting them all, and the
+    merge still equals the record merge (and the sort's answer)."""
+    rng = random.Random(seed)
+    fast = files_record_decoder(SCHEMA_JSON)
+    assert fast is not None
+    partitions = [*(f"dt={i:03d}" for i in range(rng.randrange(40, 120))), K.NON_PARTITIONED_NAME]
+    names = [f"n{i:02d}.parquet" for i in range(12)]
+
+    def sorted_files(n: int) -> dict[str, tuple[int, bool]]:
+        return dict(sorted(random_files(rng, n, names).items()))
+
+    large_at = rng.randrange(0, 3)
+    runs = []
+    folded: dict[str, dict | None] = {}
+    for i in range(rng.randrange(large_at + 1, 5)):
+        count = len(partitions) if i == large_at else rng.randrange(1, 6)
+        keys = sorted(rng.sample(partitions, count))
+        recs = [record(k, sorted_files(rng.randrange(3, 8) if i == large_at else 2), rng, kind) for k in keys]
+        values = [encode(r) for r in recs]
+        run = decode_files_cells([k.encode() for k in keys], values, 2)
+        assert run is not None
+        runs.append(run)
+        for k, v in zip(keys, values, strict=True):
+            rec = fast(v)
+            rec["key"] = k
+            folded[k] = merge(folded.get(k), rec)
+    want = sorted(
+        ("" if k == K.NON_PARTITIONED_NAME else k, n, s)
+        for k, rec in folded.items()
+        for n, s in live_files(rec).items()
+    )
+    placed = []
+    real = files_columns._few_into_one_order
+    monkeypatch.setattr(
+        files_columns, "_few_into_one_order", lambda *a: placed.append(real(*a)) or placed[-1]
+    )
+    got = merge_files_runs(runs, kind)
+    assert got is not None
+    assert list(zip(*(got[c].to_pylist() for c in ("partition_path", "name", "size")), strict=True)) == want
+    if len(runs) > 1:
+        assert placed[0] is not None  # the path under test was taken
+    monkeypatch.setattr(files_columns, "_PLACED_MAX", 0)  # the sort of them all agrees
+    assert merge_files_runs(runs, kind) == got
 
 
 def test_a_key_of_another_record_type_is_left_to_the_record_merge() -> None:
