@@ -8,13 +8,16 @@ hudi-rs fixture tables (written by Hudi: HBase's writer in 1.0, Hudi's own in 1.
 from __future__ import annotations
 
 import random
+import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from hudi_md.errors import HFileFormatError
 from hudi_md.formats.hfile import CellColumns, HFileReader, write_hfile
+from hudi_md.formats.hfile import reader as hfile_reader
 from hudi_md.storage import BytesInputFile
 
 from fixtures import fixtures_dir
@@ -115,6 +118,43 @@ def test_round_trip_lookups_equal_a_full_scan(block_size: int, compression: str)
         lo, hi = sorted(rng.sample(probes(cells, rng, 10), 2))
         fresh = HFileReader(BytesInputFile(data, "rt"))
         assert list(fresh.scan_range(lo, hi)) == brute_range(cells, lo, hi)
+
+
+@pytest.mark.parametrize("block_size", [256, 4096])
+@pytest.mark.parametrize("compression", ["NONE", "GZ"])
+def test_blocks_decoded_side_by_side_equal_one_at_a_time(
+    block_size: int, compression: str, monkeypatch
+) -> None:
+    """A column-wise scan decodes the blocks on two threads (here whatever their size): the same
+    cells as the one-at-a-time scan, and a damaged block still fails with the format error."""
+    monkeypatch.setattr(hfile_reader, "_PARALLEL_SCAN_BYTES", 0)
+    cells = round_trip_cells(3000)
+    data = write_hfile(cells, block_size=block_size, compression=compression)
+    threads: set[str] = set()
+    real = hfile_reader.cell_positions
+
+    def spy(*args, **kwargs):
+        threads.add(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hfile_reader, "cell_positions", spy)
+    assert as_cells(HFileReader(BytesInputFile(data, "rt")).scan_columns()) == cells
+    assert all(t.startswith("hfile-scan") for t in threads) and threads
+    threads.clear()
+    assert list(HFileReader(BytesInputFile(data, "rt")).scan()) == cells
+    assert threads == {threading.current_thread().name}
+    damaged = bytearray(data)
+    second = data.index(b"DATABLK*", data.index(b"DATABLK*") + 1)
+    damaged[second + 7] ^= 0x5A  # the second data block's magic
+    with pytest.raises(HFileFormatError, match="rt"):
+        HFileReader(BytesInputFile(bytes(damaged), "rt")).scan_columns()
+    if compression == "NONE":  # a cell's key length past its block: found on a decoding thread
+        damaged = bytearray(data)
+        damaged[second + 33 : second + 35] = b"\x7f\xff"
+        threads.clear()
+        with pytest.raises(HFileFormatError, match=r"rt: scan failed: cell at 0 is truncated"):
+            HFileReader(BytesInputFile(bytes(damaged), "rt")).scan_columns()
+        assert all(t.startswith("hfile-scan") for t in threads) and threads
 
 
 def sequential(n: int) -> Cells:

@@ -8,6 +8,7 @@ import zlib
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -54,6 +55,9 @@ _SCAN_READAHEAD = 4 << 20  # a cursor walking block to block ramps its reads up 
 _SCAN_READ_LIMIT = 256 << 20
 _WALK_READAHEAD_START = 256 << 10  # a cursor stepping block to block ramps its reads up from here
 _DATA_CACHE_BYTES = 32 << 20  # decoded data blocks kept per reader (MDT blocks are ~1 MB)
+# A full scan of at least this many bytes of (compressed) data blocks decodes them on this many threads.
+_PARALLEL_SCAN_BYTES = 1 << 20
+_SCAN_THREADS = 2
 _INDEX_CACHE_BLOCKS = 256  # non-root index blocks (only multi-level HBase files have them)
 
 _KEY_VALUE_VERSION_WITH_MVCC = (1).to_bytes(4, "big")
@@ -125,6 +129,13 @@ class CellColumns:
 
 
 CELL_BUFFER_PADDING = 16
+
+
+def _check_data_magic(h: BlockHeader, offset: int) -> None:
+    if h.magic != MAGIC_DATA:
+        if h.magic == MAGIC_ENCODED_DATA:
+            raise Corrupt("encoded data blocks (DATABLKE) are not supported")
+        raise Corrupt(f"expected a data block at {offset}, found {h.magic.decode()}")
 
 
 def _as_key(key: bytes | str) -> bytes:
@@ -304,7 +315,7 @@ class HFileReader:
     def scan_columns(self) -> CellColumns:
         """Every cell, as columns: what :meth:`scan` yields, with the same checks."""
         with self._guard("scan failed"):
-            return CellColumns.of_blocks([block.cells for block in self._all_blocks()])
+            return CellColumns.of_blocks([block.cells for block in self._all_blocks(side_by_side=True)])
 
     def get_many_columns(self, keys: Iterable[bytes | str]) -> CellColumns:
         """The cells :meth:`get_many` finds (the first cell of each present key), as columns in
@@ -333,36 +344,63 @@ class HFileReader:
                 hit = pc.or_(hit, pc.is_in(heads, value_set=pa.array(same, pa.binary())))
             return cells.take(pc.indices_nonzero(hit).to_numpy())
 
-    def _all_blocks(self) -> Iterator[_DataBlock]:
+    def _all_blocks(self, *, side_by_side: bool = False) -> Iterator[_DataBlock]:
         """Every data block in file order, read in one request (up to a limit), checked: blocks in
-        row order, the cell count the trailer's, the last row file info's ``hfile.LASTKEY``."""
-        if not self._root_offsets:
-            return
-        start = self._locate(b"")
-        assert start is not None
-        # up to the trailer: the last block's read peeks at the header after it
-        readahead = min(self._size - TRAILER_SIZE - start[0], _SCAN_READ_LIMIT)
-        try:
-            block: _DataBlock | None = self._data_block(start[0], start[1], readahead, cache=False)
-            count = 0
-            previous_last: bytes | None = None
-            while block is not None:
-                cells = block.cells
-                if len(cells):
-                    if previous_last is not None and cells.row(0) < previous_last:
-                        raise Corrupt(f"data block at {block.offset} starts below its predecessor's last row")
-                    previous_last = cells.row(len(cells) - 1)
-                    count += len(cells)
-                    yield block
-                block = self._next_data_block(block, readahead, cache=False)
-        finally:
-            with self._lock:  # the scan's buffer may be the whole file: do not keep it
-                if len(self._buf) > _SCAN_READAHEAD:
-                    self._buf_start, self._buf = 0, b""
+        row order, the cell count the trailer's, the last row file info's ``hfile.LASTKEY``.
+        Decoded one at a time as the caller goes on, or (``side_by_side``, for a caller that
+        keeps them all) all at once, on two threads when there is enough of them: zlib, numpy
+        and Arrow let one thread run while the other walks cells in Python."""
+        raws = self._raw_data_blocks()
+
+        def decode(item: tuple[int, BlockHeader, bytes]) -> _DataBlock:
+            offset, h, raw = item
+            payload = block_payload(raw, 0, h, self._codec, self._verify)
+            cells = cell_positions(payload, has_mvcc=self._has_mvcc, has_tags=self._has_tags)
+            return _DataBlock(offset, h.total_size, cells)
+
+        blocks: Iterable[_DataBlock]
+        if side_by_side and len(raws) > 1 and sum(h.total_size for _, h, _ in raws) >= _PARALLEL_SCAN_BYTES:
+            with ThreadPoolExecutor(_SCAN_THREADS, thread_name_prefix="hfile-scan") as pool:
+                blocks = list(pool.map(decode, raws))
+        else:
+            blocks = map(decode, raws)
+        count = 0
+        previous_last: bytes | None = None
+        for block in blocks:
+            cells = block.cells
+            if len(cells):
+                if previous_last is not None and cells.row(0) < previous_last:
+                    raise Corrupt(f"data block at {block.offset} starts below its predecessor's last row")
+                previous_last = cells.row(len(cells) - 1)
+                count += len(cells)
+                yield block
         if count != self.trailer.entry_count:
             raise Corrupt(f"scan found {count} cells, trailer says {self.trailer.entry_count}")
         if self._last_row is not None and previous_last != self._last_row:
             raise Corrupt("the last cell's row differs from file info hfile.LASTKEY")
+
+    def _raw_data_blocks(self) -> list[tuple[int, BlockHeader, bytes]]:
+        """The offset, header and on-disk bytes of every data block, found by walking their headers
+        in one read of the data section (up to a limit)."""
+        if not self._root_offsets:
+            return []
+        start = self._locate(b"")
+        assert start is not None
+        # up to the trailer: the last block's read peeks at the header after it
+        readahead = min(self._size - TRAILER_SIZE - start[0], _SCAN_READ_LIMIT)
+        raws: list[tuple[int, BlockHeader, bytes]] = []
+        with self._lock:
+            try:
+                at: tuple[int, int | None] | None = (start[0], start[1])
+                while at is not None:
+                    h, raw = self._fetch(at[0], at[1], readahead)
+                    _check_data_magic(h, at[0])
+                    raws.append((at[0], h, raw))
+                    at = self._next_data_at(at[0] + h.total_size, readahead)
+            finally:  # the scan's buffer may be the whole file: do not keep it
+                if len(self._buf) > _SCAN_READAHEAD:
+                    self._buf_start, self._buf = 0, b""
+        return raws
 
     def _blocks_of_ranges(self, ranges: list[tuple[bytes, bytes | None]]) -> list[CellPositions]:
         """The cells of every data block that may hold rows in the key ranges ``[low, high)``
@@ -517,10 +555,7 @@ class HFileReader:
                 self._data_cache.move_to_end(offset)
                 return block
             h, raw = self._fetch(offset, size, readahead)
-            if h.magic != MAGIC_DATA:
-                if h.magic == MAGIC_ENCODED_DATA:
-                    raise Corrupt("encoded data blocks (DATABLKE) are not supported")
-                raise Corrupt(f"expected a data block at {offset}, found {h.magic.decode()}")
+            _check_data_magic(h, offset)
             payload = block_payload(raw, 0, h, self._codec, self._verify)
             cells = cell_positions(payload, has_mvcc=self._has_mvcc, has_tags=self._has_tags)
             block = _DataBlock(offset, h.total_size, cells)
@@ -534,19 +569,25 @@ class HFileReader:
 
     def _next_data_block(self, block: _DataBlock, readahead: int, *, cache: bool = True) -> _DataBlock | None:
         """The data block physically after ``block``, stepping over inline index/bloom blocks."""
-        offset = block.offset + block.total_size
+        with self._lock:
+            at = self._next_data_at(block.offset + block.total_size, readahead)
+            return None if at is None else self._data_block(at[0], at[1], readahead, cache=cache)
+
+    def _next_data_at(self, offset: int, readahead: int) -> tuple[int, int | None] | None:
+        """Where the first data block at or after ``offset`` is (and its size, when known),
+        stepping over inline index/bloom blocks; None past the last one."""
         last = self.trailer.last_data_block_offset
         with self._lock:
             while offset < self._data_end and (last < 0 or offset <= last):
                 if offset in self._data_cache:
-                    return self._data_block(offset, None, readahead, cache=cache)
+                    return offset, None
                 known = self._known.get(offset)
                 if known is None:
                     h, _ = self._fetch(offset, None, readahead)
                     known = (h.magic, h.total_size)
                 magic, size = known
                 if magic == MAGIC_DATA:
-                    return self._data_block(offset, size, readahead, cache=cache)
+                    return offset, size
                 if magic not in INLINE_MAGICS:
                     if magic == MAGIC_ENCODED_DATA:
                         raise Corrupt("encoded data blocks (DATABLKE) are not supported")
