@@ -210,6 +210,28 @@ def test_what_it_does_not_expect_is_left_to_the_record_path() -> None:
     assert decode_files_cells(keys, values, 1) is None  # the wrong shape
 
 
+def decoded_and_folded(keys: list[str], recs: list[dict], fast, folded: dict[str, dict | None]) -> FilesRun:
+    """The run of ``recs`` (under ``keys``) decoded column-wise; each record also folded into
+    ``folded`` by the record-wise decoder and ``records.merge``."""
+    values = [encode(r) for r in recs]
+    run = decode_files_cells([k.encode() for k in keys], values, 2)
+    assert run is not None
+    for k, v in zip(keys, values, strict=True):
+        rec = fast(v)
+        rec["key"] = k
+        folded[k] = merge(folded.get(k), rec)
+    return run
+
+
+def live_rows(folded: dict[str, dict | None]) -> list[tuple[str, str, int]]:
+    """(partition path, name, size) of the live files of the folded records, sorted."""
+    return sorted(
+        ("" if k == K.NON_PARTITIONED_NAME else k, n, s)
+        for k, rec in folded.items()
+        for n, s in live_files(rec).items()
+    )
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("kind", [K.TYPE_FILES, K.TYPE_ALL_PARTITIONS])
 def test_merged_runs_equal_the_record_merge(seed: int, kind: int) -> None:
@@ -225,19 +247,8 @@ def test_merged_runs_equal_the_record_merge(seed: int, kind: int) -> None:
     for _ in range(rng.randrange(1, 6)):
         keys = sorted(rng.sample(partitions, rng.randrange(1, len(partitions) + 1)))
         recs = [record(k, random_files(rng, rng.randrange(0, 6), names), rng, kind) for k in keys]
-        values = [encode(r) for r in recs]
-        run = decode_files_cells([k.encode() for k in keys], values, 2)
-        assert run is not None
-        runs.append(run)
-        for k, v in zip(keys, values, strict=True):
-            rec = fast(v)
-            rec["key"] = k
-            folded[k] = merge(folded.get(k), rec)
-    want = sorted(
-        ("" if k == K.NON_PARTITIONED_NAME else k, n, s)
-        for k, rec in folded.items()
-        for n, s in live_files(rec).items()
-    )
+        runs.append(decoded_and_folded(keys, recs, fast, folded))
+    want = live_rows(folded)
     got = merge_files_runs(runs, kind)
     assert got is not None
     assert list(zip(*(got[c].to_pylist() for c in ("partition_path", "name", "size")), strict=True)) == want
@@ -269,19 +280,8 @@ def test_few_entries_placed_into_one_large_run_equal_the_record_merge(
         count = len(partitions) if i == large_at else rng.randrange(1, 6)
         keys = sorted(rng.sample(partitions, count))
         recs = [record(k, sorted_files(rng.randrange(3, 8) if i == large_at else 2), rng, kind) for k in keys]
-        values = [encode(r) for r in recs]
-        run = decode_files_cells([k.encode() for k in keys], values, 2)
-        assert run is not None
-        runs.append(run)
-        for k, v in zip(keys, values, strict=True):
-            rec = fast(v)
-            rec["key"] = k
-            folded[k] = merge(folded.get(k), rec)
-    want = sorted(
-        ("" if k == K.NON_PARTITIONED_NAME else k, n, s)
-        for k, rec in folded.items()
-        for n, s in live_files(rec).items()
-    )
+        runs.append(decoded_and_folded(keys, recs, fast, folded))
+    want = live_rows(folded)
     placed = []
     real = files_columns._few_into_one_order
     monkeypatch.setattr(
