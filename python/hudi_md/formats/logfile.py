@@ -219,7 +219,8 @@ class LogBlock:
         import pyarrow.parquet as pq
 
         try:
-            return pq.read_table(pa.BufferReader(self.content))
+            # ParquetFile, not pq.read_table: no threaded dataset scan (see read/slice_reader.py)
+            return pq.ParquetFile(pa.BufferReader(self.content)).read()
         except Exception as exc:
             raise self._error(f"cannot read Parquet content: {type(exc).__name__}: {exc}") from exc
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from hudi_md.errors import (
@@ -104,8 +105,13 @@ def _read_parquet(
     if filter is None:
         return align_to_schema(parquet.read(columns=read_cols), target)
     try:
-        # Row groups whose statistics exclude the filter are skipped.
-        table = pq.read_table(data, columns=read_cols, filters=filter)
+        # Row groups whose statistics exclude the filter are skipped. Not pq.read_table(filters=):
+        # its threaded dataset scan leaves threads that abort the process at exit now and then
+        # ("terminate called without an active exception", apache/arrow#34314), after a read
+        # that returned the right rows.
+        fragment = ds.ParquetFileFormat().make_fragment(data)
+        groups = [g.id for part in fragment.split_by_row_group(filter) for g in part.row_groups]
+        table = parquet.read_row_groups(groups, columns=read_cols).filter(filter)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError):
         # The filter names a column this file lacks or types it differently: filter after
         # alignment instead, where missing columns are nulls of the table's type.

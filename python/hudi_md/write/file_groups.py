@@ -318,7 +318,7 @@ def _merge_base(
     import pyarrow.parquet as pq
 
     assert task.base_file is not None
-    old = pq.read_table(pa.BufferReader(storage.read_bytes(task.base_file)))
+    old = pq.ParquetFile(pa.BufferReader(storage.read_bytes(task.base_file))).read()
     name = f"{task.file_id}_{token}_{ctx.instant}.parquet"
     incoming = _with_meta(ctx, upserts, task, name, tpid)
     schema = incoming.schema
