@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -138,19 +139,39 @@ def _assign_inserts(new_fids: Mapping[str, list[str]]):
     return fn
 
 
-def _average_arrow_row_bytes(df: Any) -> int:
-    """The average in-memory (Arrow) size of the rows of ``df``, measured on the executors."""
+@dataclass(frozen=True)
+class _Measure:
+    """What the executors measured of the keyed rows, in one job: the partitions written and
+    their rows, and the rows' average in-memory (Arrow) size (the local writer's sizing rule)."""
 
+    rows_by_partition: dict[str, int]
+    rows: int
+    average_row_bytes: int
+
+
+def _measure(keyed: Any) -> _Measure:
     def measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        rows = size = 0
         for b in batches:
-            rows += b.num_rows
-            size += b.nbytes
-        yield pa.RecordBatch.from_arrays([pa.array([rows]), pa.array([size])], ["rows", "bytes"])
+            if not b.num_rows:
+                continue
+            counts = pa.Table.from_batches([b]).group_by(PART).aggregate([([], "count_all")]).combine_chunks()
+            size = [0] * counts.num_rows
+            size[0] = b.nbytes  # the batch's size once, on its first partition's row
+            columns = [counts.column(PART).chunk(0), counts.column("count_all").chunk(0)]
+            yield pa.RecordBatch.from_arrays([*columns, pa.array(size, pa.int64())], ["p", "rows", "bytes"])
 
-    totals = df.mapInArrow(measure, "rows long, bytes long").groupBy().sum().collect()[0]
-    rows, size = totals[0] or 0, totals[1] or 0
-    return size // max(1, rows)
+    from pyspark.sql import functions as F
+
+    found = (
+        keyed.mapInArrow(measure, "p string, rows long, bytes long")
+        .groupBy("p")
+        .agg(F.sum("rows").alias("rows"), F.sum("bytes").alias("bytes"))
+        .collect()
+    )
+    rows_by_partition = {r[0]: int(r[1]) for r in found}
+    rows = sum(rows_by_partition.values())
+    size = sum(int(r[2]) for r in found)
+    return _Measure(rows_by_partition, rows, size // max(1, rows))
 
 
 def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTask]):
@@ -238,7 +259,8 @@ def _write_started(
         w = Window.partitionBy(PART, KEY).orderBy(*order)
         keyed = keyed.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
     keyed = keyed.persist()
-    partitions = sorted(r[0] for r in keyed.select(PART).distinct().collect())
+    measured = _measure(keyed)
+    partitions = sorted(measured.rows_by_partition)
     has_commits = bool(session.timeline.write_timeline())
     state = writer.state()
     latest = (
@@ -246,11 +268,10 @@ def _write_started(
         if has_commits
         else {}
     )
-    tagged = _tag(keyed, session, uri, storage_options, latest, has_commits)
-    # The local writer's sizing rule, from the same measure: the rows' average Arrow size.
-    per_file = records_per_file(cfg, _average_arrow_row_bytes(keyed))
-    assigned, tasks = _assign_file_groups(tagged, latest, per_file)
-    rows = keyed.count() if operation == "delete_partition" else len(partitions)
+    tagged, looked_up = _tag(keyed, session, uri, storage_options, latest, has_commits)
+    per_file = records_per_file(cfg, measured.average_row_bytes)
+    assigned, tasks = _assign_file_groups(tagged, looked_up, latest, per_file, measured, operation, keyed)
+    rows = measured.rows if operation == "delete_partition" else len(partitions)
     scope = overwrite_scope(cfg, operation, partitions, rows)
     replaced = replaced_file_groups(state, operation, scope) if has_commits else {}
     writer.prepare_files(session, list(tasks.values()))
@@ -261,8 +282,8 @@ def _write_started(
     )
     types = {f.name: f.type for f in arrow_schema}
     results = [TaskResult.from_json(r[0], types) for r in results_df.collect()] if tasks else []
-    keyed.unpersist()
-    assigned.unpersist()
+    for cached in (keyed, tagged, assigned):
+        cached.unpersist()
     replaced_keys = None
     if replaced and K_RECORD_INDEX in session.config.metadata_partitions:
         # The record-index deletes of the replaced groups' keys: read on the executors.
@@ -285,53 +306,76 @@ def _tag(
     storage_options: dict[str, Any],
     latest: Mapping[tuple[str, str], FileSlice],
     has_commits: bool,
-) -> DataFrame:
+) -> tuple[DataFrame, bool]:
     """The keyed rows with the file group each key already lives in (null: a new key), by the
-    record index or by joining the keys of the latest slices, read on the executors."""
+    record index or by joining the keys of the latest slices, read on the executors; and whether
+    any key was looked up (False: every key is new)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
     if not (session.operation in ("upsert", "delete") and has_commits):
-        return keyed.withColumn(FID_COLUMN, F.lit(None).cast("string"))
+        return keyed.withColumn(FID_COLUMN, F.lit(None).cast("string")), False
     if K_RECORD_INDEX in session.config.metadata_partitions:
         tagged_schema = StructType([*keyed.schema.fields, StructField(FID_COLUMN, StringType())])
-        return keyed.mapInArrow(_lookup_record_index(uri, storage_options, frozenset(latest)), tagged_schema)
+        lookup = _lookup_record_index(uri, storage_options, frozenset(latest))
+        return keyed.mapInArrow(lookup, tagged_schema), True
     slices = keyed.sparkSession.createDataFrame([(p, f) for p, f in latest], "p string, f string")
     existing_keys = slices.repartition(max(1, len(latest))).mapInArrow(
         _read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string"
     )
-    return keyed.join(
+    joined = keyed.join(
         existing_keys,
         (keyed[PART] == existing_keys["_p"]) & (keyed[KEY] == existing_keys["_k"]),
         "left",
     ).drop("_p", "_k")
+    return joined, True
 
 
 def _assign_file_groups(
-    tagged: DataFrame, latest: Mapping[tuple[str, str], FileSlice], per_file: int
+    tagged: DataFrame,
+    looked_up: bool,
+    latest: Mapping[tuple[str, str], FileSlice],
+    per_file: int,
+    measured: _Measure,
+    operation: str,
+    keyed: DataFrame,
 ) -> tuple[DataFrame, dict[tuple[str, str], FileGroupTask]]:
     """New keys spread over new file groups of ``per_file`` records each; the task of every file
-    group written (an update of its latest slice, or an insert)."""
+    group written (an update of its latest slice, or an insert).
+
+    The groups come from one count of the tagged rows by partition, file group and operation (no
+    count at all when no key was looked up: every row is then a new key of its partition). Where a
+    partition's new keys need more than one new group, which of those the keys' hashes leave
+    empty is only known from the rows: then the groups are found by a pass over the assigned ones."""
     from pyspark.sql import functions as F
 
-    counts = {
-        r[0]: r[1]
-        for r in tagged.filter(F.col(FID_COLUMN).isNull() & (F.col(OP_COLUMN) == "U"))
-        .groupBy(PART)
-        .count()
-        .collect()
-    }
+    existing: set[tuple[str, str]] = set()
+    if looked_up:
+        tagged = tagged.persist()
+        counts: dict[str, int] = {}
+        for p, fid, op, n in tagged.groupBy(PART, FID_COLUMN, OP_COLUMN).count().collect():
+            if fid is not None:
+                existing.add((p, fid))
+            elif op == "U":
+                counts[p] = counts.get(p, 0) + int(n)
+        keyed.unpersist()  # tagged holds the rows now
+    else:
+        counts = {} if operation == "delete" else dict(measured.rows_by_partition)
     new_fids = {p: [new_file_id() for _ in range(max(1, math.ceil(c / per_file)))] for p, c in counts.items()}
-    assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged.schema).persist()
-    specs = sorted(
-        {
-            (r[0], r[1])
-            for r in assigned.select(PART, FID_COLUMN)
-            .where(F.col(FID_COLUMN).isNotNull())
-            .distinct()
-            .collect()
-        }
-    )
+    assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged.schema)
+    if all(len(fids) == 1 for fids in new_fids.values()):
+        specs = sorted(existing | {(p, fids[0]) for p, fids in new_fids.items()})
+    else:
+        assigned = assigned.persist()
+        specs = sorted(
+            {
+                (r[0], r[1])
+                for r in assigned.select(PART, FID_COLUMN)
+                .where(F.col(FID_COLUMN).isNotNull())
+                .distinct()
+                .collect()
+            }
+        )
     tasks: dict[tuple[str, str], FileGroupTask] = {}
     for i, (p, fid) in enumerate(specs):
         s = latest.get((p, fid))
