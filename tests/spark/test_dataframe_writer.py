@@ -7,16 +7,20 @@ insert_overwrite, overwrite = insert_overwrite_table) on COW and MOR tables, par
 equal an in-memory model after every step (hudi-md's reader), and at the end through hudi-md by
 listing, hudi-rs, ``spark.read.format("hudi-md")`` and the MDT validator; every commit's operation
 is the one the save mode means. Then the save modes' refusals, bad options, a table with another
-record key, a write that fails midway (nothing left pending, the next write succeeds) and secrets
-kept out of messages and logs.
+record key, a write that fails midway (nothing left pending, the next write succeeds), secrets
+kept out of messages and logs, and writes in a row served by Python processes started ahead (one
+that died is replaced).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import random
+import signal
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -290,3 +294,41 @@ def test_secrets_stay_out_of_messages_and_logs(hudi_spark, written) -> None:
     logged = log.toString()
     assert "hudi-md write" in logged and "redacted" in logged, logged
     assert secret not in logged
+
+
+def test_writes_in_a_row_take_processes_started_ahead_and_a_dead_one_is_replaced(hudi_spark, written) -> None:
+    """Each write runs in a Python process of its own, started ahead of it (its interpreter and
+    imports are most of a small write's fixed cost): writes in a row take the one waiting. One
+    that died while it waited is not used: the write starts another, and succeeds."""
+    path, opts = written
+    bridge = hudi_spark.sparkContext._jvm.hudi.md.spark.WriteBridge
+    model = Model(["city"])
+    model.upsert(rows(range(9), 1, seed=1))
+
+    def write(ts: int) -> None:
+        data = rows(range(ts, ts + 4), ts, seed=ts)
+        frame(hudi_spark, data).write.format("hudi-md").mode("append").options(**opts).save(path)
+        model.upsert(data)
+
+    before = json.loads(bridge.processCounts())
+    for ts in (2, 3, 4):
+        write(ts)
+    counts = json.loads(bridge.processCounts())
+    assert counts["ahead"] - before["ahead"] >= 2, (before, counts)  # the second and third at least
+    assert read_hudi_md(path) == model.expected()
+
+    deadline = time.monotonic() + 120
+    while (pid := bridge.spareProcessId()) < 0:  # started in the background after a write
+        assert time.monotonic() < deadline, "no process was started ahead"
+        time.sleep(0.2)
+    os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):  # a child of the JVM, not of this process
+        os.waitpid(pid, 0)
+    while Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]:
+        time.sleep(0.05)
+    before = json.loads(bridge.processCounts())
+    write(5)
+    counts = json.loads(bridge.processCounts())
+    assert counts["ahead"] == before["ahead"] and counts["started"] > before["started"], (before, counts)
+    assert read_hudi_md(path) == model.expected()
+    assert pending_instants(path) == []

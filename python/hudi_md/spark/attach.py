@@ -63,8 +63,10 @@ class AttachedSparkContext(SparkContext):
     def stop(self) -> None:
         server = getattr(self, "_accumulatorServer", None)
         if server is not None:
-            server.shutdown()
             self._accumulatorServer = None
+            # socketserver's shutdown waits for its serve loop's next poll (half a second; most
+            # of a small write's end): it runs beside, on a daemon thread, not waited for
+            threading.Thread(target=server.shutdown, name="hudi-md-accumulators-stop", daemon=True).start()
         with SparkContext._lock:
             if SparkContext._active_spark_context is self:
                 SparkContext._active_spark_context = None

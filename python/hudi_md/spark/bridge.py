@@ -3,17 +3,21 @@
 application, the ``spark-sql`` command line.
 
 The shim (``WriteBridge.scala``) starts ``python -m hudi_md.spark.bridge`` on the driver's machine
-with a Py4J server of the driver JVM to attach to (``PYSPARK_GATEWAY_PORT`` /
-``PYSPARK_GATEWAY_SECRET``, as ``spark-submit app.py`` attaches PySpark) and the job's id
-(``HUDI_MD_WRITE_JOB``). This process wraps the JVM's running SparkContext, SparkSession and the
-DataFrame to write — it starts and stops none of them — and runs
+ahead of the write it will serve (after a write, the next write's process is started, so that its
+imports are done when that write comes). The process imports what a write needs, then reads its
+assignment from stdin: one JSON line with a Py4J server of the driver JVM to attach to (port and
+secret, as ``spark-submit app.py`` attaches PySpark) and the job's id. End of input before it
+means the JVM no longer needs the process: it exits. Then it wraps the JVM's running
+SparkContext, SparkSession and the DataFrame to write (it starts and stops none of them) and runs
 :func:`hudi_md.spark.writer.write_dataframe`: the executors do exactly what ``hudi_md.write(df)``
 has them do, and this process runs the commit protocol as the driver of that write. The outcome
-goes back to the JVM job: the instant, or the error's Python type and message.
+goes back to the JVM job: the instant, or the error's Python type and message. One process serves
+one write.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -31,12 +35,28 @@ log = logging.getLogger(__name__)
 
 def main() -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
-    job_id = os.environ.get(P.BRIDGE_JOB_ENV)
-    if not job_id or "PYSPARK_GATEWAY_PORT" not in os.environ:
+    if sys.stdin is None or sys.stdin.isatty():
         print(f"{P.BRIDGE_MODULE} is started by the hudi-md Spark shim, not by hand", file=sys.stderr)
         return 2
-    # A cancelled write is stopped with SIGTERM: unwind, so the writer abandons its instant.
+    # A cancelled write (or a process the JVM no longer needs) is stopped with SIGTERM: unwind, so
+    # the writer abandons its instant.
     signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        _import_the_write()
+        line = sys.stdin.readline()
+    except KeyboardInterrupt:  # stopped before it was given a write
+        return 0
+    if not line:
+        return 0  # the JVM went away, or stopped the process it had started ahead
+    try:
+        assignment = json.loads(line)
+        port, secret, job_id = (assignment[k] for k in (P.BRIDGE_PORT, P.BRIDGE_SECRET, P.BRIDGE_JOB))
+    except (ValueError, KeyError, TypeError) as e:
+        print(f"{P.BRIDGE_MODULE}: bad assignment from the shim ({type(e).__name__}: {e})", file=sys.stderr)
+        return 2
+    # read by pyspark's launch_gateway, as when spark-submit starts a Python application
+    os.environ["PYSPARK_GATEWAY_PORT"] = str(port)
+    os.environ["PYSPARK_GATEWAY_SECRET"] = str(secret)
     from pyspark.java_gateway import launch_gateway
 
     gateway = launch_gateway()
@@ -55,6 +75,16 @@ def main() -> int:
         return 0
     finally:
         gateway.close()
+
+
+def _import_the_write() -> None:
+    """The modules a write runs (~1 s of imports), loaded while the process waits for its write."""
+    import pyspark.java_gateway
+    import pyspark.sql  # noqa: F401
+
+    import hudi_md.api
+    import hudi_md.spark.write_request
+    import hudi_md.spark.writer  # noqa: F401
 
 
 def run(gateway: Any, job: Any) -> str | None:

@@ -107,13 +107,16 @@ QUERY_TYPES = (QUERY_SNAPSHOT, QUERY_READ_OPTIMIZED, QUERY_INCREMENTAL)
 INVALID_OPTION_ERROR = "InvalidOptionError"
 
 # --- writes through Spark's API (the write bridge, ARCHITECTURE.md "Spark-side writes") ---------
-# The Python process the shim starts for one write, attached to the driver JVM through Py4J:
-# ``python -m <BRIDGE_MODULE>`` with the job's id in the environment variable BRIDGE_JOB_ENV; it
-# asks the JVM object BRIDGE_CLASS for the job (``job(id)``: the DataFrame, its session, the
-# request JSON) and reports the outcome to it.
+# The Python process the shim starts for one write (ahead of it), attached to the driver JVM
+# through Py4J: ``python -m <BRIDGE_MODULE>`` reads its assignment from stdin, one JSON line with
+# the JVM's Py4J server (BRIDGE_PORT, BRIDGE_SECRET) and the job's id (BRIDGE_JOB); it asks the
+# JVM object BRIDGE_CLASS for the job (``job(id)``: the DataFrame, its session, the request JSON)
+# and reports the outcome to it.
 BRIDGE_MODULE = "hudi_md.spark.bridge"
 BRIDGE_CLASS = "hudi.md.spark.WriteBridge"
-BRIDGE_JOB_ENV = "HUDI_MD_WRITE_JOB"
+BRIDGE_PORT = "port"
+BRIDGE_SECRET = "secret"
+BRIDGE_JOB = "job"
 
 # The write request (JSON; ``hudi_md.spark.write_request``): PATH, OPTIONS and these.
 WRITE_SAVE_MODE = "save_mode"
@@ -147,8 +150,10 @@ __all__ = [
     "BEGIN",
     "BEGIN_INSTANT",
     "BRIDGE_CLASS",
-    "BRIDGE_JOB_ENV",
+    "BRIDGE_JOB",
     "BRIDGE_MODULE",
+    "BRIDGE_PORT",
+    "BRIDGE_SECRET",
     "CALLBACK",
     "CALLBACK_ENGINE",
     "COLUMNS",

@@ -104,8 +104,10 @@ object Protocol {
   val BridgeModule = "hudi_md.spark.bridge"
   /** The JVM object that process asks for its job (`job(id)`) and reports to. */
   val BridgeClass = "hudi.md.spark.WriteBridge"
-  /** The environment variable holding the job's id. */
-  val BridgeJobEnv = "HUDI_MD_WRITE_JOB"
+  /** Its assignment, one JSON line on its stdin: the Py4J server's port and secret, the job's id. */
+  val BridgePort = "port"
+  val BridgeSecret = "secret"
+  val BridgeJob = "job"
 
   // The write request (JSON): Path, Options and these.
   val WriteSaveMode = "save_mode"

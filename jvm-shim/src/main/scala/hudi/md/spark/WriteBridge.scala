@@ -62,12 +62,16 @@ class WriteJob private[spark] (
  * Connect server).
  *
  * Per write: a Py4J server in this JVM (Spark's own, [[PythonGateway]]), the job registered under
- * a random id, and `python -m hudi_md.spark.bridge` (the planner's interpreter, see
- * [[PlannerSettings]]) started with the server's port and secret (`PYSPARK_GATEWAY_PORT` /
- * `PYSPARK_GATEWAY_SECRET`, as `spark-submit app.py` attaches PySpark) and the id. Python wraps
- * the running SparkContext and session and the DataFrame, writes, and reports the instant or its
- * error. An interrupted caller cancels the write's jobs and stops the process (SIGTERM: the
- * writer abandons its instant; the next write rolls back anything left).
+ * a random id, and a `python -m hudi_md.spark.bridge` process (the planner's interpreter, see
+ * [[PlannerSettings]]) that gets the server's port and secret and the id on its stdin (one JSON
+ * line; it then attaches as `spark-submit app.py` attaches PySpark). Python wraps the running
+ * SparkContext and session and the DataFrame, writes, and reports the instant or its error. An
+ * interrupted caller cancels the write's jobs and stops the process (SIGTERM: the writer abandons
+ * its instant; the next write rolls back anything left).
+ *
+ * A process serves one write, and its start (the interpreter and ~1 s of imports) is most of a
+ * small write's fixed cost: after each write the next one's process is started ([[Spare]]), and
+ * waits, imports done, for its assignment.
  *
  * Errors come back typed: a refused option (`InvalidOptionError`) is an
  * `IllegalArgumentException`, an existing table under save mode errorifexists a
@@ -113,8 +117,23 @@ object WriteBridge {
       }
     val redact = new Redaction(secrets.toSeq :+ gateway.secret)
     jobs.put(id, job)
+    val launch = Launch(settings, conf)
+    var ahead: Option[Process] = None
     try {
-      val proc = launch(settings, conf, gateway, id, path)
+      ahead = Spare.take(launch)
+      val proc = ahead match {
+        case Some(p) if assign(p, gateway, id) => p
+        case taken =>
+          // none waiting, or it died just as it was taken (its assignment could not be written)
+          taken.foreach(_.destroy())
+          ahead = None
+          val fresh = start(launch, path)
+          if (!assign(fresh, gateway, id)) log.warn(s"hudi-md: the write process for $path did not take its assignment")
+          fresh
+      }
+      // the next write's process: now when this one was ready (writes in a row find it ready too),
+      // else after this write, not beside this process's own imports
+      if (ahead.isDefined) Spare.prepare(launch, () => start(launch, path))
       val output = new ProcessOutput(proc, redact, id.take(8))
       val exit = awaitOrCancel(proc, sc, tag, path)
       output.join()
@@ -133,33 +152,116 @@ object WriteBridge {
     } finally {
       jobs.remove(id)
       gateway.shutdown()
+      if (ahead.isEmpty) Spare.prepare(launch, () => start(launch, path))
     }
   }
 
-  private def launch(settings: PlannerSettings, conf: SparkConf, gateway: PythonGateway, id: String, path: String)
-      : Process = {
-    val pb = new ProcessBuilder(settings.python, "-m", Protocol.BridgeModule)
+  /** How many write processes were started, and how many of the writes took one started ahead
+   *  (JSON `{"started": n, "ahead": m}`; for tests). */
+  def processCounts(): String = s"""{"started": ${started.get()}, "ahead": ${Spare.taken.get()}}"""
+
+  /** The process id of the process started ahead, -1 when there is none (for tests). */
+  def spareProcessId(): Long = Spare.pid
+
+  private val started = new java.util.concurrent.atomic.AtomicLong()
+
+  /** How a write's process is started: what its environment is made of. */
+  private final case class Launch(python: String, workers: String, pythonPath: Seq[String])
+
+  private object Launch {
+    def apply(settings: PlannerSettings, conf: SparkConf): Launch = {
+      // The executors' Python workers: spark.pyspark.python, else $PYSPARK_PYTHON, else this one.
+      val workers = conf.getOption("spark.pyspark.python").orElse(sys.env.get("PYSPARK_PYTHON")).filter(_.trim.nonEmpty)
+      val pythonPath = PythonGateway.sparkPythonPath ++ sys.env.get("PYTHONPATH").filter(_.nonEmpty)
+      Launch(settings.python, workers.getOrElse(settings.python), pythonPath)
+    }
+  }
+
+  /**
+   * The process started ahead for the next write, at most one (an idle interpreter with a write's
+   * modules loaded, ~150 MB), for the next write of the same [[Launch]]; a process of another, or
+   * one that died, is stopped and a new one started. Stopped when the JVM exits (its stdin closes
+   * with it too: a spare whose JVM is gone exits by itself).
+   */
+  private object Spare {
+    private var spare: Option[(Launch, Process)] = None
+    val taken = new java.util.concurrent.atomic.AtomicLong()
+
+    Runtime.getRuntime.addShutdownHook(new Thread("hudi-md-write-spare-shutdown") {
+      override def run(): Unit = Spare.synchronized(spare.foreach(_._2.destroy()))
+    })
+
+    // Process.pid is Java 9's; the Spark 3.5 jar is built for Java 8's API
+    def pid: Long = synchronized {
+      spare.map { case (_, proc) => classOf[Process].getMethod("pid").invoke(proc).asInstanceOf[Long] }.getOrElse(-1L)
+    }
+
+    def take(launch: Launch): Option[Process] = synchronized {
+      val found = spare.collect { case (l, p) if l == launch && p.isAlive => p }
+      if (found.isEmpty) spare.foreach(_._2.destroy())
+      spare = None
+      found.foreach(_ => taken.incrementAndGet())
+      found
+    }
+
+    /** Starts the next write's process (in the background) unless one is ready. */
+    def prepare(launch: Launch, starter: () => Process): Unit = {
+      val ready = synchronized(spare.exists { case (l, p) => l == launch && p.isAlive })
+      if (!ready) {
+        val t = new Thread("hudi-md-write-spare") {
+          override def run(): Unit =
+            try {
+              val proc = starter()
+              val replaced = Spare.synchronized {
+                val old = spare
+                spare = Some((launch, proc))
+                old
+              }
+              replaced.foreach(_._2.destroy())
+            } catch { case e: Exception => log.debug(s"hudi-md: no write process started ahead: $e") }
+        }
+        t.setDaemon(true)
+        t.start()
+      }
+    }
+  }
+
+  /** A write's process, started: it loads a write's modules and waits for its assignment. */
+  private def start(launch: Launch, path: String): Process = {
+    val pb = new ProcessBuilder(launch.python, "-m", Protocol.BridgeModule)
     val env = pb.environment()
-    env.put("PYSPARK_GATEWAY_PORT", gateway.port.toString)
-    env.put("PYSPARK_GATEWAY_SECRET", gateway.secret)
-    env.put(Protocol.BridgeJobEnv, id)
-    // The executors' Python workers: spark.pyspark.python, else $PYSPARK_PYTHON, else this one.
-    val workers = conf.getOption("spark.pyspark.python").orElse(sys.env.get("PYSPARK_PYTHON")).filter(_.trim.nonEmpty)
-    env.put("PYSPARK_PYTHON", workers.getOrElse(settings.python))
+    env.put("PYSPARK_PYTHON", launch.workers)
     env.put("PYTHONUNBUFFERED", "1")
-    val pythonPath = PythonGateway.sparkPythonPath ++ Option(env.get("PYTHONPATH")).filter(_.nonEmpty)
-    if (pythonPath.nonEmpty) env.put("PYTHONPATH", pythonPath.mkString(File.pathSeparator))
+    if (launch.pythonPath.nonEmpty) env.put("PYTHONPATH", launch.pythonPath.mkString(File.pathSeparator))
     pb.redirectErrorStream(true)
     val proc =
       try pb.start()
       catch {
         case e: IOException =>
           throw new HudiMdWriteFailedException(
-            s"hudi-md: cannot start '${settings.python} -m ${Protocol.BridgeModule}' for the write to $path " +
+            s"hudi-md: cannot start '${launch.python} -m ${Protocol.BridgeModule}' for the write to $path " +
               s"(${PlannerSettings.PythonHint}): ${e.getMessage}", null, e)
       }
-    proc.getOutputStream.close()
+    started.incrementAndGet()
     proc
+  }
+
+  /**
+   * The write's assignment on the process's stdin: the Py4J server to attach to and the job.
+   * False when it cannot be written (the process died; what it printed explains its exit, which
+   * the caller reports).
+   */
+  private def assign(proc: Process, gateway: PythonGateway, id: String): Boolean = {
+    val line = PlannerClient.mapper.createObjectNode()
+    line.put(Protocol.BridgePort, gateway.port)
+    line.put(Protocol.BridgeSecret, gateway.secret)
+    line.put(Protocol.BridgeJob, id)
+    val stdin = proc.getOutputStream
+    try {
+      stdin.write((line.toString + "\n").getBytes(StandardCharsets.UTF_8))
+      stdin.close()
+      true
+    } catch { case _: IOException => false }
   }
 
   private def awaitOrCancel(proc: Process, sc: SparkContext, tag: String, path: String): Int =
