@@ -62,19 +62,24 @@ private[spark] case class PlannedSlice(
   }
 }
 
+/** Spark's partition directories of (some of) a plan's slices (indexed: Spark's scan copies them
+ *  to an array, which counts a List first, 100k elements for a large table), how many of their
+ *  files are merged slices, and how many files they hold. */
+private[spark] case class Directories(directories: Vector[PartitionDirectory], merged: Int, files: Int)
+
 /** A `plan` answer: the header's counters and instant, and the slices. */
 private[spark] case class PlanResult(
     counters: ObjectNode,
     latestInstant: String,
     slices: IndexedSeq[PlannedSlice],
     reused: Boolean = false)(
-    // Spark's directories of every slice (and how many are merged slices), made once per answer:
-    // a repeated unfiltered query of a large table (100k files) reuses them instead of building
-    // 100k FileStatus objects again.
-    whole: java.util.concurrent.ConcurrentHashMap[Boolean, (Seq[PartitionDirectory], Int)] =
-      new java.util.concurrent.ConcurrentHashMap[Boolean, (Seq[PartitionDirectory], Int)]()) {
+    // Spark's directories of every slice (how many are merged slices, how many files), made once
+    // per answer: a repeated unfiltered query of a large table (100k files) reuses them instead of
+    // building (and counting) 100k FileStatus objects again.
+    whole: java.util.concurrent.ConcurrentHashMap[Boolean, Directories] =
+      new java.util.concurrent.ConcurrentHashMap[Boolean, Directories]()) {
 
-  def directories(readOptimized: Boolean, build: => (Seq[PartitionDirectory], Int)): (Seq[PartitionDirectory], Int) =
+  def directories(readOptimized: Boolean, build: => Directories): Directories =
     whole.computeIfAbsent(readOptimized, _ => build)
 
   /** The same answer, held by the JVM and reused (its directories too). */
@@ -167,25 +172,25 @@ class HudiMdFileIndex(
     val filters = FilterTranslator.translate(partitionFilters ++ dataFilters)
     val plan = planFor(filters)
     val usable = partitionFilters.filter(usablePartitionFilter)
-    val (directories, merged) =
+    val listed =
       if (usable.isEmpty) plan.directories(readOptimized, directoriesOf(plan, _ => true))
       else directoriesOf(plan, partitionPredicate(usable))
-    val fileCount = directories.map(_.files.size).sum
+    val Directories(directories, merged, fileCount) = listed
     val counters = plan.counters.deepCopy()
     counters.put(Protocol.CounterJvmPartitions, directories.size)
     counters.put(Protocol.CounterJvmFiles, fileCount)
     counters.put(Protocol.CounterJvmMergedSlices, merged)
     counters.put(Protocol.CounterJvmAnswerReused, if (plan.reused) 1 else 0)
     record(tablePath, plan.latestInstant, filters, counters)
-    log.info(s"hudi-md plan for $tablePath at ${plan.latestInstant}: $counters")
-    directories.toList
+    if (log.isInfoEnabled) log.info(s"hudi-md plan for $tablePath at ${plan.latestInstant}: $counters")
+    directories
   }
 
   /**
    * A plan's slices as Spark's partition directories, those of partitions `keep` keeps, and how
    * many of their files are slices merged on the executors.
    */
-  private def directoriesOf(plan: PlanResult, keep: InternalRow => Boolean): (Seq[PartitionDirectory], Int) = {
+  private def directoriesOf(plan: PlanResult, keep: InternalRow => Boolean): Directories = {
     val groups = new mutable.LinkedHashMap[String, (InternalRow, mutable.ArrayBuffer[PlannedSlice])]
     plan.slices.foreach { s =>
       groups.getOrElseUpdate(s.partitionPath, (s.values, mutable.ArrayBuffer.empty[PlannedSlice]))._2 += s
@@ -202,8 +207,8 @@ class HudiMdFileIndex(
             FileStatusWithMetadata(new FileStatus(s.baseFileSize, false, 1, BlockSize, ModificationTime, new Path(f))))
       }
       PartitionDirectory(values, files.toList)
-    }.filter(_.files.nonEmpty).toList
-    (directories, merged)
+    }.filter(_.files.nonEmpty).toVector
+    Directories(directories, merged, directories.iterator.map(_.files.size).sum)
   }
 
   private def partitionIndex(name: String): Int =
