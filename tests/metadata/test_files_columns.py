@@ -179,6 +179,25 @@ def test_large_maps_walked_by_their_separators_equal_the_record_decoder(seed: in
     assert decode_files_cells([r["key"].encode() for r in recs], [bytes(bad), *values[1:]], 2) is None
 
 
+@pytest.mark.parametrize(
+    "alphabet", [b"\0a", b"\0\0ab", b"abc\0", b"ab"], ids=["zeros-half", "zero-runs", "few-zeros", "no-zeros"]
+)
+def test_the_pieces_before_double_zeros_are_those_bytes_split_gives(alphabet: bytes) -> None:
+    """The walk's split at ``\\0\\0`` (numpy where no run of three zeros is, bytes.split elsewhere)
+    equals bytes.split's pieces but the last, for every limit on the number of splits."""
+    rng = random.Random(alphabet)
+    for _ in range(300):
+        data = bytes(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
+        if rng.random() < 0.5:  # entries of the __all_partitions__ shape, the common case
+            data = b"".join(
+                bytes([2 * len(n)]) + n + b"\0\0" for n in (b"dt=%d" % i for i in range(rng.randrange(1, 9)))
+            )
+        for most in (1, 2, 5, 100):
+            want = [len(p) for p in data.split(b"\0\0", most)[:-1]]
+            got = files_columns._pieces_before_double_zeros(np.frombuffer(data, np.uint8), most)
+            assert got.tolist() == want, (data, most)
+
+
 def test_maps_written_in_blocks_with_byte_sizes() -> None:
     rng = random.Random(7)
     recs = [record(f"p{i}", {"f": (3, False)}, rng) for i in range(40)]

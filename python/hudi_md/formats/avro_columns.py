@@ -27,18 +27,35 @@ class Unexpected(Exception):
 
 def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The zigzag Avro longs at ``pos`` and the positions after them."""
-    b = buf[pos].astype(np.uint64)
-    value = b & np.uint64(0x7F)
+    b = buf[pos]
+    going = b >= 0x80
+    if not going.any():
+        # all one byte (lengths, counts, union branches mostly are): zigzag on the bytes themselves
+        small = b.view(np.int8)
+        return ((small >> 1) ^ -(small & 1)).astype(np.int64), pos + 1
+    value = (b & 0x7F).astype(np.uint64)
     after = pos + 1
-    more = np.flatnonzero(b & np.uint64(0x80))
     shift = 7
-    while more.size:
+    rows = None  # None while every value goes on: the next bytes are read without an index
+    while True:
+        if rows is None and not going.all():
+            rows = np.flatnonzero(going)
+        elif rows is not None:
+            rows = rows[going]
+        if rows is not None and not rows.size:
+            break
         if shift > 63:
             raise Unexpected
-        b = buf[after[more]].astype(np.uint64)
-        value[more] |= (b & np.uint64(0x7F)) << np.uint64(shift)
-        after[more] += 1
-        more = more[(b & np.uint64(0x80)) != 0]
+        if rows is None:
+            b = buf[after]
+            value |= (b & 0x7F).astype(np.uint64) << np.uint64(shift)
+            after += 1
+        else:
+            at = after[rows]
+            b = buf[at]
+            value[rows] |= (b & 0x7F).astype(np.uint64) << np.uint64(shift)
+            after[rows] = at + 1
+        going = b >= 0x80
         shift += 7
     decoded = (value >> np.uint64(1)) ^ (np.uint64(0) - (value & np.uint64(1)))
     return decoded.view(np.int64), after

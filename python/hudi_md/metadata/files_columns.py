@@ -267,14 +267,12 @@ def _walk_short_entries(
     entry i ends, which is what decoding them one by one gives (whatever bytes the names hold).
     Returns (name starts, name lengths, sizes, deleted flags, position after them), None when the
     first entry is not of that shape; the caller decodes the rest one by one."""
-    pieces = bytes(buf[start:end]).split(b"\0\0", left)
-    pieces.pop()  # what follows the last separator found (or the whole, without one)
-    piece_len = np.fromiter(map(len, pieces), np.int64, len(pieces))
-    at = np.zeros(len(pieces), np.int64)
+    piece_len = _pieces_before_double_zeros(buf[start:end], left)
+    at = np.zeros(len(piece_len), np.int64)
     np.cumsum(piece_len[:-1] + 2, out=at[1:])
     length_byte = buf[start + np.minimum(at, end - start - 1)].astype(np.int64)
     bad = np.flatnonzero((piece_len < 1) | (piece_len > 64) | (length_byte != 2 * (piece_len - 1)))
-    kept = int(bad[0]) if bad.size else len(pieces)
+    kept = int(bad[0]) if bad.size else len(piece_len)
     if not kept:
         return None
     at, lengths = at[:kept], piece_len[:kept] - 1
@@ -282,6 +280,20 @@ def _walk_short_entries(
     if after > end:
         raise Unexpected
     return at + start + 1, lengths, np.zeros(kept, np.int64), np.zeros(kept, bool), after
+
+
+def _pieces_before_double_zeros(seg: np.ndarray, most: int) -> np.ndarray:
+    """The lengths of the pieces ``bytes(seg).split(b"\\0\\0", most)`` gives but its last: found
+    with numpy where none of those pairs touches another (the ``__all_partitions__`` entries: a
+    name has no zero byte, its length byte is not 0); elsewhere by that split."""
+    pair = np.flatnonzero((seg[:-1] == 0) & (seg[1:] == 0))[:most]
+    if pair.size and np.all(np.diff(pair) > 1):
+        # no run of three zeros or more among them: they do not overlap, and split's first pieces
+        # end at each (zeros after the last one, such as the map's end, do not change those)
+        return np.diff(pair, prepend=-2) - 2
+    pieces = bytes(seg).split(b"\0\0", most)
+    pieces.pop()  # what follows the last separator found (or the whole, without one)
+    return np.fromiter(map(len, pieces), np.int64, len(pieces))
 
 
 def _utf8(rows: pa.BinaryArray) -> pa.StringArray:
