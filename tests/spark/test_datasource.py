@@ -482,3 +482,59 @@ def test_untranslatable_filters_are_not_sent(hudi_spark, table_path, where: str)
     assert rows(df) == rows(reference(hudi_spark, path).where(where))
     sent = _conjuncts(last_plan(hudi_spark)["filters"])
     assert all(node["op"] in ("not_null", "true") for node in sent), sent
+
+
+def test_the_planner_gets_the_s3a_settings_spark_reads_with(hudi_spark) -> None:
+    """The S3A entries the shim sends the planner (``StorageConf.ofSession``) are those of the
+    configuration Spark's own file scans build (``newHadoopConfWithOptions``): from the shared
+    Hadoop configuration alone (no copy of it), and with the session's SQL conf and read options
+    over it, a variable in a shared value taking the session's value."""
+    jvm = hudi_spark.sparkContext._jvm
+    sc = hudi_spark.sparkContext._jsc.sc()
+    shared = sc.hadoopConfiguration()
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    storage_conf = (
+        jvm.java.lang.Class.forName("hudi.md.spark.StorageConf$", True, loader).getField("MODULE$").get(None)
+    )
+    keys = [f"fs.s3a.hudi-md-test.{k}" for k in ("plain", "variable", "session", "option")]
+
+    def scala_map(d: dict[str, str]) -> Any:
+        return jvm.org.apache.spark.api.python.PythonUtils.toScalaMap(d)
+
+    def sent(options: dict[str, str]) -> dict[str, str | None]:
+        got = storage_conf.ofSession(sc, scala_map(options))
+        return {k: (got.get(k).get() if got.get(k).isDefined() else None) for k in keys}
+
+    def sparks(options: dict[str, str]) -> dict[str, str | None]:
+        conf = hudi_spark._jsparkSession.sessionState().newHadoopConfWithOptions(scala_map(options))
+        return {k: conf.get(k) for k in keys}
+
+    shared.set(keys[0], "plain-value")
+    shared.set(keys[1], "${hudi.md.test.var}")
+    shared.set("hudi.md.test.var", "from-the-shared-conf")
+    try:
+        assert (
+            sent({})
+            == sparks({})
+            == {**dict.fromkeys(keys), keys[0]: "plain-value", keys[1]: "from-the-shared-conf"}
+        )
+        hudi_spark.conf.set("hudi.md.test.var", "from-the-session")
+        hudi_spark.conf.set(keys[2], "session-value")
+        options = {keys[3]: "option-value"}
+        want = {
+            keys[0]: "plain-value",
+            keys[1]: "from-the-session",
+            keys[2]: "session-value",
+            keys[3]: "option-value",
+        }
+        assert sent(options) == sparks(options) == want
+        hudi_spark.conf.unset(keys[2])  # a variable set by the session alone still counts
+        assert (
+            sent({})
+            == sparks({})
+            == {**dict.fromkeys(keys), keys[0]: "plain-value", keys[1]: "from-the-session"}
+        )
+    finally:
+        for k in (*keys, "hudi.md.test.var"):
+            shared.unset(k)
+            hudi_spark.conf.unset(k)
