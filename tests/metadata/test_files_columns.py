@@ -5,6 +5,7 @@ they make against hudi-rs on every fixture table."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import random
 from pathlib import Path
@@ -302,10 +303,8 @@ def test_few_entries_placed_into_one_large_run_equal_the_record_merge(
         runs.append(decoded_and_folded(keys, recs, fast, folded))
     want = live_rows(folded)
     placed = []
-    real = files_columns._few_into_one_order
-    monkeypatch.setattr(
-        files_columns, "_few_into_one_order", lambda *a: placed.append(real(*a)) or placed[-1]
-    )
+    real = files_columns._few_into_one
+    monkeypatch.setattr(files_columns, "_few_into_one", lambda *a: placed.append(real(*a)) or placed[-1])
     got = merge_files_runs(runs, kind)
     assert got is not None
     assert list(zip(*(got[c].to_pylist() for c in ("partition_path", "name", "size")), strict=True)) == want
@@ -313,6 +312,37 @@ def test_few_entries_placed_into_one_large_run_equal_the_record_merge(
         assert placed[0] is not None  # the path under test was taken
     monkeypatch.setattr(files_columns, "_PLACED_MAX", 0)  # the sort of them all agrees
     assert merge_files_runs(runs, kind) == got
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_run_is_found_in_order_exactly_when_its_pairs_are_strictly_increasing(seed: int) -> None:
+    """The merge's check of one run, on its records' keys and each record's names, against the
+    run's (key, name) pairs compared one by one; and the merge of that run alone (taken as it is
+    when in order) still equals the record merge."""
+    rng = random.Random(seed)
+    fast = files_record_decoder(SCHEMA_JSON)
+    assert fast is not None
+    partitions = sorted(rng.sample([f"dt={i:02d}" for i in range(40)], rng.randrange(1, 12)))
+    if rng.random() < 0.3:  # a key twice: not strictly increasing
+        partitions.insert(rng.randrange(len(partitions)), partitions[0])
+        partitions.sort()
+    names = [f"n{i:02d}.parquet" for i in range(8)]
+    recs = []
+    for k in partitions:
+        files = random_files(rng, rng.randrange(0, 4), names)
+        recs.append(record(k, dict(sorted(files.items())) if rng.random() < 0.8 else files, rng))
+    folded: dict[str, dict | None] = {}
+    run = decoded_and_folded(partitions, recs, fast, folded)
+    keys = run.keys.to_pylist()
+    pairs = [(keys[r], n) for r, n in zip(run.entry_record.tolist(), run.entry_name.to_pylist(), strict=True)]
+    increasing = all(a < b for a, b in itertools.pairwise(pairs))
+    increasing &= all(a < b for a, b in itertools.pairwise(keys))
+    assert files_columns._run_in_order(run, run.entry_name) == increasing
+    if len(set(partitions)) == len(partitions):
+        got = merge_files_runs([run])
+        assert got is not None
+        rows = list(zip(*(got[c].to_pylist() for c in ("partition_path", "name", "size")), strict=True))
+        assert rows == live_rows(folded)
 
 
 def test_a_key_of_another_record_type_is_left_to_the_record_merge() -> None:

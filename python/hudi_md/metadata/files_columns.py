@@ -312,115 +312,156 @@ def merge_files_runs(runs: Sequence[FilesRun], record_type: int = K.TYPE_FILES) 
     "files" are the partitions), merged by the same rules."""
     if not runs:
         return FILES_TABLE_SCHEMA.empty_table()
-    record_keys = pa.chunked_array([r.keys for r in runs], pa.string())
     types = np.concatenate([r.types for r in runs])
     if (types != record_type).any():
         return None
+    record_keys = pa.chunked_array([r.keys for r in runs], pa.string()).combine_chunks()
     seq_base = np.cumsum([0] + [len(r.types) for r in runs])[:-1]
     entry_seq = np.concatenate([r.entry_record + base for r, base in zip(runs, seq_base, strict=True)])
-    entries = pa.table(
-        {
-            "key": record_keys.take(pa.array(entry_seq)),
-            "name": pa.chunked_array([r.entry_name for r in runs], pa.string()),
-            "size": np.concatenate([r.entry_size for r in runs]),
-            "deleted": np.concatenate([r.entry_deleted for r in runs]),
-            "seq": entry_seq,
-        }
-    )
-    if entries.num_rows == 0:
+    if len(entry_seq) == 0:
         return FILES_TABLE_SCHEMA.empty_table()
+    names = pa.chunked_array([r.entry_name for r in runs], pa.string()).combine_chunks()
     # Most (key, name) pairs occur once (a file is listed when it is written) and usually come in
     # order (HFile keys are sorted, and so are the names of small maps): then each entry is its own
     # merge and a tombstone is not live, without a sort. Otherwise the entries are put in
-    # (key, name, seq) order, which makes the entries of a pair neighbours, in merge order.
-    entries = entries.combine_chunks()
-    order = _few_into_one_order(entries, [len(r.entry_size) for r in runs])
-    in_order = order is None and pairs_strictly_increasing(entries["key"], entries["name"])
+    # (key, name, seq) order, which makes the entries of a pair neighbours, in merge order; the
+    # string columns are gathered once, for the rows that stay.
+    placed = _few_into_one(runs, record_keys, entry_seq, names)
+    if placed is not None:
+        order, same_as_next = placed
+    else:
+        entries = pa.table({"key": record_keys.take(pa.array(entry_seq)), "name": names, "seq": entry_seq})
+        if pairs_strictly_increasing(entries["key"], names):
+            order, same_as_next = None, None
+        else:
+            order = pc.sort_indices(entries, _MERGE_ORDER).to_numpy()
+            at = pa.array(order)
+            same_as_next = pairs_equal_to_next(entries["key"].take(at), names.take(at))
+    size = np.concatenate([r.entry_size for r in runs])
+    deleted = np.concatenate([r.entry_deleted for r in runs])
+    seq = entry_seq
     if order is not None:
-        entries = entries.take(pa.array(order))
-    elif not in_order:
-        entries = entries.sort_by(_MERGE_ORDER)
-    entries = entries.combine_chunks()
-    size = entries["size"].to_numpy()
-    deleted = entries["deleted"].to_numpy(zero_copy_only=False)
-    # strictly increasing pairs have no equal neighbours: only a sorted listing is compared again
-    same_as_next = None if in_order else pairs_equal_to_next(entries["key"], entries["name"])
+        size, deleted, seq = size[order], deleted[order], seq[order]
     if same_as_next is None or not same_as_next.any():
         rows = np.flatnonzero(~deleted)
         sizes = size[rows]
     else:
-        seq = entries["seq"].to_numpy()
         if (same_as_next & (seq[1:] == seq[:-1])).any():
             return None  # a name twice in one map (Avro readers keep the last): the record-wise path
         starts = np.flatnonzero(np.concatenate(([True], ~same_as_next)))
-        lengths = np.diff(np.append(starts, entries.num_rows))
+        lengths = np.diff(np.append(starts, len(seq)))
         sizes = np.maximum.reduceat(size, starts)
         live = ~np.logical_or.reduceat(deleted, starts)
         for group in np.flatnonzero(~live & (lengths > 1)).tolist():
             # a deletion in the pair's history: folded in order by the record-wise rules
-            first = int(starts[group])
-            folded = _fold_pair(entries.slice(first, int(lengths[group])), record_type)
+            first, end = int(starts[group]), int(starts[group] + lengths[group])
+            at_first = first if order is None else int(order[first])
+            name = names[at_first].as_py()
+            folded = _fold_pair(name, size[first:end].tolist(), deleted[first:end].tolist(), record_type)
             if folded is not None:
                 live[group] = True
                 sizes[group] = folded
         rows = starts[live]
         sizes = sizes[live]
-    take = pa.array(rows, pa.int64())
-    keys = entries["key"].take(take)
+    at = rows if order is None else order[rows]
+    keys = record_keys.take(pa.array(entry_seq[at]))
+    unpartitioned = pc.any(pc.equal(record_keys, K.NON_PARTITIONED_NAME)).as_py()
+    if unpartitioned:
+        keys = pc.if_else(pc.equal(keys, K.NON_PARTITIONED_NAME), "", keys)
     out = pa.table(
-        {
-            "partition_path": pc.if_else(pc.equal(keys, K.NON_PARTITIONED_NAME), "", keys),
-            "name": entries["name"].take(take),
-            "size": pa.array(sizes, pa.int64()),
-        }
+        {"partition_path": keys, "name": names.take(pa.array(at)), "size": pa.array(sizes, pa.int64())},
+        schema=FILES_TABLE_SCHEMA,
     )
-    if pc.any(pc.equal(keys, K.NON_PARTITIONED_NAME)).as_py():
+    if unpartitioned:
         out = out.sort_by([("partition_path", "ascending"), ("name", "ascending")])
-    return out.cast(FILES_TABLE_SCHEMA)
+    return out
 
 
-def _few_into_one_order(entries: pa.Table, run_sizes: list[int]) -> np.ndarray | None:
-    """The (key, name, seq) order of ``entries`` when one run holds all but a few of them in
+def _few_into_one(
+    runs: Sequence[FilesRun], record_keys: pa.StringArray, entry_seq: np.ndarray, names: pa.StringArray
+) -> tuple[np.ndarray | None, np.ndarray | None] | None:
+    """``(order, same_as_next)`` of the entries when one run holds all but a few of them in
     strictly increasing (key, name) order (the usual ``files`` partition: a large base file or
-    compacted log block, then small log blocks of the commits since): the few, sorted, are placed
-    into it by binary search, instead of a sort of all of them. None: that is not the case (or
-    nothing needs placing), and the caller sorts or finds them in order."""
-    if len(run_sizes) < 2:
-        return None
+    compacted log block, then small log blocks of the commits since): the merge order of the
+    entries (None: they are in it already) and, per position but the last, whether its pair equals
+    the next one's. The few, sorted, are placed into the large run by binary search, and only
+    their neighbours can share their pair, instead of a sort and a comparison of all of them.
+    None: that is not the case, and the caller sorts or finds them in order."""
+    run_sizes = [len(r.entry_size) for r in runs]
     big = int(np.argmax(run_sizes))
     lo = int(sum(run_sizes[:big]))
     hi = lo + run_sizes[big]
-    placed = len(entries) - (hi - lo)
-    if not 0 < placed <= _PLACED_MAX:
+    n = len(entry_seq)
+    if n - (hi - lo) > _PLACED_MAX:
         return None
-    keys, names = entries["key"].chunk(0), entries["name"].chunk(0)
-    big_keys, big_names = keys.slice(lo, hi - lo), names.slice(lo, hi - lo)
-    if not pairs_strictly_increasing(big_keys, big_names):
+    big_names = names.slice(lo, hi - lo)
+    if not _run_in_order(runs[big], big_names):
         return None
-    few = np.concatenate([np.arange(0, lo), np.arange(hi, len(entries))])
-    few_table = entries.take(pa.array(few))
-    few = few[pc.sort_indices(few_table, _MERGE_ORDER).to_numpy()]
+    if hi - lo == n:
+        return None, None
+    few = np.concatenate([np.arange(0, lo), np.arange(hi, n)])
+    few_keys = record_keys.take(pa.array(entry_seq[few])).to_pylist()
+    few_names = names.take(pa.array(few)).to_pylist()
+    few_order = sorted(range(len(few)), key=lambda j: (few_keys[j], few_names[j], int(entry_seq[few[j]])))
+    big_keys, big_records = runs[big].keys, runs[big].entry_record
 
     def pair(i: int) -> tuple[str, str]:
-        return big_keys[i].as_py(), big_names[i].as_py()
+        return big_keys[int(big_records[i])].as_py(), big_names[i].as_py()
 
     every = range(hi - lo)
     at = []
-    few_keys, few_names = keys.take(few).to_pylist(), names.take(few).to_pylist()
-    for i, key, name in zip(few.tolist(), few_keys, few_names, strict=True):
+    for j in few_order:
         # an earlier run's entry of the same pair goes before the large run's, a later one after
-        place = bisect.bisect_left if i < lo else bisect.bisect_right
-        at.append(place(every, (key, name), key=pair))
-    return np.insert(np.arange(lo, hi), np.asarray(at, np.int64), few)
+        place = bisect.bisect_left if few[j] < lo else bisect.bisect_right
+        at.append(place(every, (few_keys[j], few_names[j]), key=pair))
+    order = np.insert(np.arange(lo, hi), np.asarray(at, np.int64), few[few_order])
+    # the large run's pairs are strictly increasing: a pair repeats only next to a placed entry
+    from_few = np.zeros(n, bool)
+    from_few[few] = True
+    pairs: dict[int, tuple[str, str]] = {}
+
+    def pair_at(p: int) -> tuple[str, str]:
+        if p not in pairs:
+            e = int(order[p])
+            pairs[p] = record_keys[int(entry_seq[e])].as_py(), names[e].as_py()
+        return pairs[p]
+
+    same_as_next = np.zeros(n - 1, bool)
+    for p in np.flatnonzero(from_few[order]).tolist():
+        for q in (p - 1, p):
+            if 0 <= q < n - 1:
+                same_as_next[q] = pair_at(q) == pair_at(q + 1)
+    return order, same_as_next
 
 
-def _fold_pair(rows: pa.Table, record_type: int) -> int | None:
+def _run_in_order(run: FilesRun, names: pa.StringArray) -> bool:
+    """Whether a run's (key, name) pairs are strictly increasing in entry order: its records' keys
+    strictly increasing, its entries grouped by record in that order, the names of a record's
+    entries strictly increasing."""
+    n = len(names)
+    if n < 2:
+        return True
+    if (np.diff(run.entry_record) < 0).any():
+        return False
+    keys = run.keys
+    if len(keys) > 1:
+        increasing = pc.less(keys.slice(0, len(keys) - 1), keys.slice(1))
+        if not pc.all(pc.fill_null(increasing, False)).as_py():
+            return False
+    one_record = run.entry_record[1:] == run.entry_record[:-1]
+    if one_record.any():
+        less = pc.fill_null(pc.less(names.slice(0, n - 1), names.slice(1)), False)
+        if not less.to_numpy(zero_copy_only=False)[one_record].all():
+            return False
+    return True
+
+
+def _fold_pair(name: str, sizes: list[int], deleted: list[bool], record_type: int) -> int | None:
     """The size of one (key, name) pair after folding its entries (in merge order) by
     :func:`records.merge`'s rules, None when not live (a deletion removes a live entry and
     replaces a deleted one; a live entry after a deleted one keeps the larger size)."""
     folded: Record | None = None
-    name = rows["name"][0].as_py()
-    for size, deleted in zip(rows["size"].to_pylist(), rows["deleted"].to_pylist(), strict=True):
-        entry = {"type": record_type, "filesystemMetadata": {name: {"size": size, "isDeleted": deleted}}}
+    for size, gone in zip(sizes, deleted, strict=True):
+        entry = {"type": record_type, "filesystemMetadata": {name: {"size": size, "isDeleted": gone}}}
         folded = merge(folded, entry)
     return live_files(folded).get(name)
