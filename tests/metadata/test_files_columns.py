@@ -382,7 +382,7 @@ def test_fixture_plans_built_column_wise(archive: str, table_path, monkeypatch) 
     if mdt is None:
         pytest.skip("no metadata table")
     partitions = table.partitions()
-    assert mdt._all_partitions_columns() == record_wise_partitions(mdt)  # the partition list too
+    assert mdt._all_partitions_columns().to_pylist() == record_wise_partitions(mdt)  # the partition list too
     view = table.file_system_view(None)
     files = mdt.files_table()
     assert files is not None  # every files record Hudi wrote takes the column-wise path
@@ -396,7 +396,7 @@ def test_fixture_plans_built_column_wise(archive: str, table_path, monkeypatch) 
     # the scan of the whole partition gives the partition list too
     scanned = hudi_md.open_table(str(path)).metadata_table
     assert scanned.files_table() is not None
-    assert scanned._all_partitions == record_wise_partitions(mdt)
+    assert scanned._partition_array.to_pylist() == record_wise_partitions(mdt)
 
     monkeypatch.setattr(planner, "COLUMNAR_MIN_PARTITIONS", 0)
     fresh = hudi_md.open_table(str(path))
@@ -454,9 +454,8 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
     hudi_md.write(rows.slice(0, 0), path, operation="delete_partition", options=drop)
 
     record_wise = hudi_md.open_table(path)
-    assert record_wise.metadata_table._all_partitions_columns() == record_wise_partitions(
-        record_wise.metadata_table
-    )
+    listed = record_wise.metadata_table._all_partitions_columns()
+    assert listed.to_pylist() == record_wise_partitions(record_wise.metadata_table)
     want = slices_to_arrow(record_wise.file_system_view(None).latest_file_slices(record_wise.partitions()))
     monkeypatch.setattr(planner, "COLUMNAR_MIN_PARTITIONS", 0)
     table = hudi_md.open_table(path)
@@ -464,7 +463,8 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
     assert files is not None
     # the partition list taken from that scan equals the record-wise one (which still lists the
     # dropped partition: hudi-md never marks it deleted; its files are gone from the plan below)
-    assert table.metadata_table._all_partitions == record_wise_partitions(record_wise.metadata_table)
+    scanned = table.metadata_table._partition_array
+    assert scanned.to_pylist() == record_wise_partitions(record_wise.metadata_table)
     plan = table.plan(None)
     assert plan._rows is not None
     assert plan.rows.equals(want)

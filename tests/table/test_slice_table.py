@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from hudi_md.table.filenames import BASE_FILE_PATTERN, BaseFileName
-from hudi_md.table.slice_table import base_name_parts
+from hudi_md.table.filenames import BASE_FILE_EXTENSIONS, BASE_FILE_PATTERN, BaseFileName
+from hudi_md.table.slice_table import base_file_parts, base_name_parts
 
 TRICKY = [
     "f1-0_1-0-1_20240101000000000.parquet",
@@ -79,6 +79,44 @@ def test_base_names_parse_as_the_regex_parses_them(seed: int) -> None:
     for column, expected in ((file_id, r_id), (instant, r_instant), (extension, r_ext)):
         got = column.to_pylist()
         assert [got[i] for i in rows] == [expected[i] for i in rows]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_base_files_are_the_names_the_regex_parses_with_a_base_file_extension(seed: int) -> None:
+    """``base_file_parts`` compares extensions in the names' buffer: the names it keeps are those
+    the regex parses whose extension, lowercased, is a base file's; their ids and instants are
+    the regex's."""
+    rng = random.Random(seed)
+    cased = [
+        "parquet",
+        "PARQUET",
+        "Parquet",
+        "hfile",
+        "HFile",
+        "orc",
+        "ORC",
+        "lance",
+        "parquez",
+        "orcs",
+        "or",
+    ]
+    names = TRICKY + [_random_name(rng) for _ in range(2000)]
+    names += [
+        BaseFileName.make(f"{i:04x}-0", "0-1-0", str(10**16 + i), rng.choice(cased)) for i in range(500)
+    ]
+    rng.shuffle(names)
+    arr = pa.array(names, pa.string())
+    if seed % 2:
+        arr = pa.chunked_array([pa.array(["x_y_1.parquet", *names], pa.string()).slice(1)])
+    keep, file_id, instant = base_file_parts(arr)
+    valid, r_id, r_instant, r_ext = _regex_parts(pa.array(names, pa.string()))
+    expected = valid & np.array([e is not None and e.lower() in BASE_FILE_EXTENSIONS for e in r_ext])
+    assert expected.any() and not expected.all() and (valid & ~expected).any()
+    np.testing.assert_array_equal(keep, expected)
+    rows = np.flatnonzero(expected)
+    for column, want in ((file_id, r_id), (instant, r_instant)):
+        got = column.to_pylist()
+        assert [got[i] for i in rows] == [want[i] for i in rows]
 
 
 def test_names_without_separators() -> None:

@@ -39,10 +39,15 @@ def byte_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-def strings_at(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.StringArray:
+def strings_at(
+    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, *, utf8_checked: bool = False
+) -> pa.StringArray:
     """A string array of the ``lengths[i]`` bytes at ``starts[i]`` of ``buf``, gathered in one
-    pass; ``ValueError`` when the bytes are not UTF-8."""
+    pass; ``ValueError`` when the bytes are not UTF-8 (not checked when the caller knows they are:
+    ``utf8_checked``, pieces of valid strings cut at character boundaries)."""
     arr = _gathered(buf, starts, lengths, pa.string())
+    if utf8_checked:
+        return arr
     try:
         arr.validate(full=True)
     except pa.ArrowInvalid as e:

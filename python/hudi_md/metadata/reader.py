@@ -181,6 +181,7 @@ class MetadataTable:
         self._files_records: dict[str, Record | None] = {}
         self._prefix_partitions: dict[str, list[str]] = {}
         self._all_partitions: list[str] | None = None
+        self._partition_array: pa.StringArray | None = None
         self._files_table: pa.Table | None = None
         self._stats_cache: OrderedDict[tuple[Any, ...], list[ColumnStat]] = OrderedDict()
         self._completion_times = {
@@ -420,16 +421,28 @@ class MetadataTable:
         with self._lock:
             known = self._all_partitions
         if known is None:
-            known = self._all_partitions_columns()
-            if known is None:
-                records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
-                parts = live_files(records.get(K.ALL_PARTITIONS_KEY))
-                known = sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts)
+            known = self.partition_array().to_pylist()
             with self._lock:
                 self._all_partitions = known
         return list(known)
 
-    def _all_partitions_columns(self) -> list[str] | None:
+    def partition_array(self) -> pa.StringArray:
+        """:meth:`all_partitions` as an Arrow array (sorted): a plan of every partition at 100k
+        partitions compares them with the ``files`` listing column-wise, without a Python string
+        per partition."""
+        with self._lock:
+            known = self._partition_array
+        if known is None:
+            known = self._all_partitions_columns()
+            if known is None:
+                records = self.read_records(K.FILES, keys=[K.ALL_PARTITIONS_KEY])
+                parts = live_files(records.get(K.ALL_PARTITIONS_KEY))
+                known = pa.array(sorted("" if p == K.NON_PARTITIONED_NAME else p for p in parts), pa.string())
+            with self._lock:
+                self._partition_array = known
+        return known
+
+    def _all_partitions_columns(self) -> pa.StringArray | None:
         """The partition list decoded column-wise: the ``__all_partitions__`` record holds every
         partition in one map (100k entries at 100k partitions), read with :mod:`files_columns`
         and merged by the files rules; None when a block or record is not of the shape it knows
@@ -589,8 +602,8 @@ class MetadataTable:
         if table is not None:
             with self._lock:
                 self._files_table = table
-                if partitions is not None and self._all_partitions is None:
-                    self._all_partitions = partitions
+                if partitions is not None and self._partition_array is None:
+                    self._partition_array = partitions
         return table
 
     # --- column_stats / partition_stats ----------------------------------------------------------
@@ -926,15 +939,17 @@ def _render(v: Any) -> str | None:
     return str(v)
 
 
-def _partition_names(merged: pa.Table | None) -> list[str] | None:
+def _partition_names(merged: pa.Table | None) -> pa.StringArray | None:
     """The partitions of a merged ``__all_partitions__`` record ("" for a table without
     partitions), sorted."""
     if merged is None:
         return None
-    names = merged.column("name").to_pylist()
-    if K.NON_PARTITIONED_NAME in names:
-        return sorted("" if p == K.NON_PARTITIONED_NAME else p for p in names)
-    return names  # sorted by the merge (UTF-8 byte order is code point order)
+    names = merged.column("name").combine_chunks()
+    unpartitioned = pc.equal(names, K.NON_PARTITIONED_NAME)
+    if not pc.any(unpartitioned).as_py():
+        return names  # sorted by the merge (UTF-8 byte order is code point order)
+    named = pc.if_else(unpartitioned, "", names)
+    return named.take(pc.sort_indices(named))
 
 
 def _list_ahead(listing: StorageListing, partition: str) -> None:

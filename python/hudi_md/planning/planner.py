@@ -356,7 +356,9 @@ def prune_by_record_index(
     return [s for s in slices if (s.partition_path, s.file_id) in wanted]
 
 
-def latest_slice_rows(table: TableState, view: FileSystemView, partitions: Sequence[str]) -> pa.Table | None:
+def latest_slice_rows(
+    table: TableState, view: FileSystemView, partitions: Sequence[str] | pa.StringArray
+) -> pa.Table | None:
     """The latest slices of ``partitions`` (all the table's) as rows, built column-wise from a
     listing that gives its files as one table (the MDT ``files`` partition); None when it cannot
     (another listing, records the column-wise decoder does not take)."""
@@ -454,7 +456,9 @@ def _plan_scan(
         counters["partitions_from_keys"] = len(partitions)
     else:
         scanned_ahead = expr is None and not read_optimized and _scan_files_ahead(table)
-        partitions = table.partitions()
+        # a plan of every partition compares them with the listing column-wise: no Python list
+        as_array = getattr(table.listing, "partition_array", None) if scanned_ahead else None
+        partitions = as_array() if as_array is not None else table.partitions()
         counters["partitions"] = len(partitions)
     if expr is not None and schema is not None:
         partitions = prune_partitions(partitions, expr, table.partition_scheme, schema)
@@ -473,6 +477,8 @@ def _plan_scan(
         if rows is not None:
             counters["file_slices"] = rows.num_rows
             return ScanPlan(counters=counters, rows=rows)
+    if isinstance(partitions, pa.Array):
+        partitions = partitions.to_pylist()
     slices = view.latest_base_files(partitions) if read_optimized else view.latest_file_slices(partitions)
     counters["file_slices"] = len(slices)
     if expr is not None and schema is not None and use_indexes:

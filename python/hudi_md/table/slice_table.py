@@ -35,7 +35,7 @@ from hudi_md.table.slice_rows import (
     slices_to_arrow,
 )
 
-__all__ = ["base_name_parts", "latest_slices_table", "wanted_files"]
+__all__ = ["base_file_parts", "base_name_parts", "latest_slices_table", "wanted_files"]
 
 
 def latest_slices_table(view: FileSystemView, files: pa.Table) -> pa.Table:
@@ -58,10 +58,8 @@ def latest_slices_table(view: FileSystemView, files: pa.Table) -> pa.Table:
 
 
 def _base_only_slices(view: FileSystemView, files: pa.Table) -> pa.Table:
-    parsed, file_id, instant, extension = base_name_parts(files["name"])
-    known_extension = pc.is_in(pc.utf8_lower(extension), value_set=pa.array(sorted(BASE_FILE_EXTENSIONS)))
-    keep = pc.and_(pc.and_(pa.array(parsed), known_extension), _visible(view, instant))
-    keep = pc.fill_null(keep, False)
+    is_base_file, file_id, instant = base_file_parts(files["name"])
+    keep = pc.fill_null(pc.and_(pa.array(is_base_file), _visible(view, instant)), False)
     replaced = view.replaced_file_ids
     if replaced:
         group = pc.binary_join_element_wise(files["partition_path"], file_id, "\x00")
@@ -120,49 +118,99 @@ def base_name_parts(
 
     By the positions of the ``_`` and ``.`` bytes in the names' one buffer: a few array
     operations instead of a regex run per name (a tenth of the time at 100k names)."""
-    whole = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
-    if whole.null_count:
-        raise ValueError("a file name is null")
-    offsets, data = byte_buffers(whole)
-    first_byte, last_byte = int(offsets[0]), int(offsets[-1])
-    data = data[first_byte:last_byte]
-    starts = offsets[:-1].astype(np.int64) - first_byte
-    ends = offsets[1:].astype(np.int64) - first_byte
-    underscores = np.flatnonzero(data == ord("_"))
-    dots = np.flatnonzero(data == ord("."))
-    n = len(starts)
-    if len(underscores) < 2 or len(dots) == 0:
-        empty = pa.array([""] * n, pa.string())
-        return np.zeros(n, bool), empty, empty, empty
-    # exactly two underscores, both inside the name, with bytes before, between and after them
-    u1, u2 = underscores[0::2], underscores[1::2]
-    if len(underscores) == 2 * n and bool(np.all((u1 >= starts) & (u2 < ends))):
-        # the usual listing: each name holds its own two (2n in all, two in each: none elsewhere)
-        parsed = np.ones(n, bool)
-    else:
-        first = np.searchsorted(underscores, starts)
-        parsed = np.searchsorted(underscores, ends) - first == 2
-        u1 = underscores[np.minimum(first, len(underscores) - 2)]
-        u2 = underscores[np.minimum(first + 1, len(underscores) - 1)]
-    parsed &= (u1 > starts) & (u2 > u1 + 1)
-    # after the second: exactly one dot, with bytes on both sides of it
-    if len(dots) == n and bool(np.all((dots > u2) & (dots < ends))):
-        dot = dots  # one dot a name, after its second underscore
-    else:
-        first_dot = np.searchsorted(dots, u2)
-        parsed &= np.searchsorted(dots, ends) - first_dot == 1
-        dot = dots[np.minimum(first_dot, len(dots) - 1)]
-    parsed &= (dot > u2 + 1) & (dot + 1 < ends)
-    # the parts of names that do not parse are empty: every gather stays inside its name
-    u1 = np.where(parsed, u1, starts)
-    u2 = np.where(parsed, u2, starts)
-    dot = np.where(parsed, dot, starts)
-    file_id = strings_at(data, starts, u1 - starts)
-    instant = strings_at(data, np.where(parsed, u2 + 1, starts), np.where(parsed, dot - u2 - 1, 0))
-    extension = strings_at(data, np.where(parsed, dot + 1, starts), np.where(parsed, ends - dot - 1, 0))
-    parsed &= pc.ascii_is_decimal(instant).to_numpy(zero_copy_only=False)
-    parsed &= pc.ascii_is_alnum(extension).to_numpy(zero_copy_only=False)
-    return parsed, file_id, instant, extension
+    at = _NamePositions.of(names)
+    instant = at.instant()
+    extension = at.part(at.dot + 1, at.ends)
+    parsed = at.parsed & pc.ascii_is_alnum(extension).to_numpy(zero_copy_only=False)
+    return parsed, at.part(at.starts, at.u1), instant, extension
+
+
+def base_file_parts(names: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.StringArray, pa.StringArray]:
+    """``(is_base_file, file_id, instant)``: what :func:`base_name_parts` gives, for names that
+    parse with an extension of :data:`BASE_FILE_EXTENSIONS` (in any case), without gathering the
+    extensions (they are compared in the names' buffer)."""
+    at = _NamePositions.of(names)
+    instant = at.instant()
+    parsed = at.parsed
+    length = at.ends - at.dot - 1
+    known = np.zeros(len(parsed), bool)
+    for ext in _EXTENSION_BYTES:
+        rows = np.flatnonzero(parsed & (length == len(ext)))
+        if rows.size:
+            # each such name's last len(ext) bytes, compared at once (ASCII letters: the 0x20 bit
+            # set makes an upper case one lower case, and no other byte equals a lower case one)
+            tails = np.lib.stride_tricks.sliding_window_view(at.data, len(ext))[at.dot[rows] + 1]
+            same = ((tails | 0x20) == np.frombuffer(ext, np.uint8)).all(axis=1)
+            known[rows[same]] = True
+    return parsed & known, at.part(at.starts, at.u1), instant
+
+
+# Extensions as lowercase ASCII letters (compared byte-wise, case folded with the 0x20 bit).
+_EXTENSION_BYTES = [e.encode() for e in sorted(BASE_FILE_EXTENSIONS)]
+assert all(e.isalpha() and e.islower() for e in _EXTENSION_BYTES)
+
+
+class _NamePositions:
+    """Where the parts of base file names lie in their one buffer: ``parsed`` says the name has
+    exactly two ``_``, both with bytes before, between and after them, and after them exactly one
+    ``.`` with bytes on both sides (the parts' own characters are checked by the callers)."""
+
+    def __init__(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.data, self.starts, self.ends = data, starts, ends
+        n = len(starts)
+        underscores = np.flatnonzero(data == ord("_"))
+        dots = np.flatnonzero(data == ord("."))
+        if len(underscores) < 2 or len(dots) == 0:
+            self.parsed = np.zeros(n, bool)
+            self.u1 = self.u2 = self.dot = starts
+            return
+        # exactly two underscores, both inside the name, with bytes before, between and after them
+        u1, u2 = underscores[0::2], underscores[1::2]
+        if len(underscores) == 2 * n and bool(np.all((u1 >= starts) & (u2 < ends))):
+            # the usual listing: each name holds its own two (2n in all, two in each: none elsewhere)
+            parsed = np.ones(n, bool)
+        else:
+            first = np.searchsorted(underscores, starts)
+            parsed = np.searchsorted(underscores, ends) - first == 2
+            u1 = underscores[np.minimum(first, len(underscores) - 2)]
+            u2 = underscores[np.minimum(first + 1, len(underscores) - 1)]
+        parsed &= (u1 > starts) & (u2 > u1 + 1)
+        # after the second: exactly one dot, with bytes on both sides of it
+        if len(dots) == n and bool(np.all((dots > u2) & (dots < ends))):
+            dot = dots  # one dot a name, after its second underscore
+        else:
+            first_dot = np.searchsorted(dots, u2)
+            parsed &= np.searchsorted(dots, ends) - first_dot == 1
+            dot = dots[np.minimum(first_dot, len(dots) - 1)]
+        parsed &= (dot > u2 + 1) & (dot + 1 < ends)
+        # the parts of names that do not parse are empty: every gather stays inside its name
+        self.parsed = parsed
+        self.u1 = np.where(parsed, u1, starts)
+        self.u2 = np.where(parsed, u2, starts)
+        self.dot = np.where(parsed, dot, starts)
+
+    @staticmethod
+    def of(names: pa.ChunkedArray | pa.Array) -> _NamePositions:
+        whole = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
+        if whole.null_count:
+            raise ValueError("a file name is null")
+        offsets, data = byte_buffers(whole)
+        first_byte, last_byte = int(offsets[0]), int(offsets[-1])
+        starts = offsets[:-1].astype(np.int64) - first_byte
+        ends = offsets[1:].astype(np.int64) - first_byte
+        return _NamePositions(data[first_byte:last_byte], starts, ends)
+
+    def part(self, start: np.ndarray, end: np.ndarray) -> pa.StringArray:
+        """The bytes ``[start, end)`` of each name (empty where it does not parse); cut next to
+        ASCII bytes of valid strings, so valid UTF-8 without a check."""
+        start = np.where(self.parsed, start, self.starts)
+        return strings_at(self.data, start, np.where(self.parsed, end - start, 0), utf8_checked=True)
+
+    def instant(self) -> pa.StringArray:
+        """The instants; a name whose instant is not ASCII digits no longer parses."""
+        instant = self.part(self.u2 + 1, self.dot)
+        self.parsed = self.parsed & pc.ascii_is_decimal(instant).to_numpy(zero_copy_only=False)
+        return instant
 
 
 def _visible(view: FileSystemView, instant: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -190,11 +238,11 @@ def _slices_of_partitions_with_logs(view: FileSystemView, files: pa.Table, parti
     return slices_to_arrow(slices)
 
 
-def wanted_files(files: pa.Table, partitions: Sequence[str] | None) -> pa.Table:
+def wanted_files(files: pa.Table, partitions: Sequence[str] | pa.StringArray | None) -> pa.Table:
     """The rows of ``files`` in ``partitions`` (None: all of them)."""
     if partitions is None:
         return files
-    wanted = pa.array(partitions, pa.string())
+    wanted = partitions if isinstance(partitions, pa.Array) else pa.array(partitions, pa.string())
     path = files["partition_path"]
     if len(path) and len(wanted) <= len(path):
         # usually every partition listed: the listing's paths (sorted) are the wanted ones
