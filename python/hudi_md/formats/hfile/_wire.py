@@ -213,13 +213,15 @@ def decompress(codec: int, payload: bytes | memoryview, expected_size: int) -> b
         return bytes(payload)
     if codec != CODEC_GZ:
         raise Corrupt(f"compression codec {CODEC_NAMES.get(codec, codec)} is not supported")
-    out = bytearray()
-    rest = bytes(payload)
     try:
-        # Hadoop's GzipCodec writes one gzip member per block; accept concatenated members as gzip does.
+        # Hadoop's GzipCodec writes one gzip member per block: inflated without copies
+        d = zlib.decompressobj(47)
+        first = d.decompress(payload, expected_size + 1)
+        if d.eof and not d.unused_data and len(first) == expected_size:
+            return first
+        # concatenated members are accepted, as gzip does
+        out = bytearray(first)
         while True:
-            d = zlib.decompressobj(47)
-            out += d.decompress(rest, expected_size + 1 - len(out))
             if len(out) > expected_size:
                 raise Corrupt(f"GZ block inflates past the {expected_size} bytes its header says")
             if not d.eof:
@@ -227,6 +229,8 @@ def decompress(codec: int, payload: bytes | memoryview, expected_size: int) -> b
             rest = d.unused_data
             if not rest:
                 break
+            d = zlib.decompressobj(47)
+            out += d.decompress(rest, expected_size + 1 - len(out))
     except zlib.error as e:
         raise Corrupt(f"GZ block payload does not inflate: {e}") from None
     if len(out) != expected_size:
