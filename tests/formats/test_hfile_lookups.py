@@ -157,6 +157,65 @@ def test_blocks_decoded_side_by_side_equal_one_at_a_time(
         assert all(t.startswith("hfile-scan") for t in threads) and threads
 
 
+@pytest.mark.parametrize("block_size", [256, 4096])
+@pytest.mark.parametrize("compression", ["NONE", "GZ"])
+def test_batch_lookups_decode_the_walks_blocks_side_by_side(
+    block_size: int, compression: str, monkeypatch
+) -> None:
+    """Column-wise batch lookups and prefix scans of many blocks take the blocks they need from the
+    index and decode them on two threads (here whatever their size): the same cells as a brute
+    search, and the same blocks as the cursor's walk reads."""
+    cells = round_trip_cells(3000)
+    data = write_hfile(cells, block_size=block_size, compression=compression)
+    rng = random.Random(block_size)
+    asks = []
+    for _ in range(25):
+        asked = probes(cells, rng, rng.randrange(1, 40))
+        prefixes = [p[: rng.randrange(len(p) + 1)] for p in rng.sample(asked, min(len(asked), 4))]
+        asks.append((asked, prefixes))
+
+    def run(parallel_bytes: int) -> tuple[list, list[set[int]], set[str]]:
+        monkeypatch.setattr(hfile_reader, "_PARALLEL_SCAN_BYTES", parallel_bytes)
+        decoded: set[int] = set()
+        threads: set[str] = set()
+        real_block = hfile_reader.HFileReader._data_block
+        real_decoded = hfile_reader.HFileReader._decoded
+
+        def data_block(self, offset, *args, **kwargs):
+            decoded.add(offset)
+            return real_block(self, offset, *args, **kwargs)
+
+        def side_by_side(self, item):
+            decoded.add(item[0])
+            threads.add(threading.current_thread().name)
+            return real_decoded(self, item)
+
+        monkeypatch.setattr(hfile_reader.HFileReader, "_data_block", data_block)
+        monkeypatch.setattr(hfile_reader.HFileReader, "_decoded", side_by_side)
+        answers, blocks = [], []
+        for asked, prefixes in asks:
+            for ask in (
+                lambda r: r.get_many_columns(asked),  # noqa: B023 (run at once)
+                lambda r: r.scan_prefixes_columns(prefixes),  # noqa: B023
+            ):
+                decoded.clear()
+                answers.append(as_cells(ask(HFileReader(BytesInputFile(data, "rt")))))
+                blocks.append(set(decoded))
+        monkeypatch.undo()
+        return answers, blocks, threads
+
+    walked, walked_blocks, walk_threads = run(1 << 62)
+    planned, planned_blocks, plan_threads = run(0)
+    assert not any(t.startswith("hfile-scan") for t in walk_threads)
+    assert plan_threads and all(t.startswith("hfile-scan") for t in plan_threads)
+    assert planned == walked
+    assert planned_blocks == walked_blocks
+    present = dict(cells)
+    for (asked, prefixes), by_keys, by_prefixes in zip(asks, planned[0::2], planned[1::2], strict=True):
+        assert by_keys == sorted({k: present[k] for k in asked if k in present}.items())
+        assert by_prefixes == brute_prefixes(cells, prefixes)
+
+
 def sequential(n: int) -> Cells:
     return [(b"key-%06d" % i, b"value-%06d-" % i + b"x" * 40) for i in range(n)]
 

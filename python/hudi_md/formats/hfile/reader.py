@@ -351,19 +351,12 @@ class HFileReader:
         keeps them all) all at once, on two threads when there is enough of them: zlib, numpy
         and Arrow let one thread run while the other walks cells in Python."""
         raws = self._raw_data_blocks()
-
-        def decode(item: tuple[int, BlockHeader, bytes]) -> _DataBlock:
-            offset, h, raw = item
-            payload = block_payload(raw, 0, h, self._codec, self._verify)
-            cells = cell_positions(payload, has_mvcc=self._has_mvcc, has_tags=self._has_tags)
-            return _DataBlock(offset, h.total_size, cells)
-
         blocks: Iterable[_DataBlock]
         if side_by_side and len(raws) > 1 and sum(h.total_size for _, h, _ in raws) >= _PARALLEL_SCAN_BYTES:
             with ThreadPoolExecutor(_SCAN_THREADS, thread_name_prefix="hfile-scan") as pool:
-                blocks = list(pool.map(decode, raws))
+                blocks = list(pool.map(self._decoded, raws))
         else:
-            blocks = map(decode, raws)
+            blocks = map(self._decoded, raws)
         count = 0
         previous_last: bytes | None = None
         for block in blocks:
@@ -378,6 +371,12 @@ class HFileReader:
             raise Corrupt(f"scan found {count} cells, trailer says {self.trailer.entry_count}")
         if self._last_row is not None and previous_last != self._last_row:
             raise Corrupt("the last cell's row differs from file info hfile.LASTKEY")
+
+    def _decoded(self, item: tuple[int, BlockHeader, bytes]) -> _DataBlock:
+        offset, h, raw = item
+        payload = block_payload(raw, 0, h, self._codec, self._verify)
+        cells = cell_positions(payload, has_mvcc=self._has_mvcc, has_tags=self._has_tags)
+        return _DataBlock(offset, h.total_size, cells)
 
     def _raw_data_blocks(self) -> list[tuple[int, BlockHeader, bytes]]:
         """The offset, header and on-disk bytes of every data block, found by walking their headers
@@ -406,6 +405,10 @@ class HFileReader:
         """The cells of every data block that may hold rows in the key ranges ``[low, high)``
         (``high`` None: to the end), each block once, in file order: the blocks a cursor walking
         the ranges reads, fetched as :meth:`get_many` and :meth:`scan_prefixes` fetch them."""
+        planned = self._planned_blocks(ranges)
+        if planned is not None:
+            with self._prefetch_key_ranges(ranges):
+                return [block.cells for block in self._decoded_side_by_side(planned)]
         found: dict[int, _DataBlock] = {}
         with self._prefetch_key_ranges(ranges):
             for low, high in ranges:
@@ -427,6 +430,46 @@ class HFileReader:
                     readahead = min(max(2 * readahead, _WALK_READAHEAD_START), _SCAN_READAHEAD)
                     block = self._next_data_block(block, readahead)
         return [found[offset].cells for offset in sorted(found)]
+
+    def _planned_blocks(self, ranges: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]] | None:
+        """``(offset, size)`` of the data blocks a cursor walking the key ranges reads, in file
+        order, known from a single-level index without reading them (the first: the last whose
+        index row is below the range's low key; the last: the last below its high key), when they
+        are enough to decode side by side; None otherwise (the cursor walks them)."""
+        if self.trailer.num_data_index_levels != 1 or not self._root_rows:
+            return None
+        rows = self._root_rows
+        wanted: set[int] = set()
+        for low, high in ranges:
+            if self._last_row is not None and low > self._last_row:
+                continue
+            first = floor_entry(rows, low)
+            last = len(rows) - 1 if high is None else floor_entry(rows, high)
+            wanted.update(range(first, max(first, last) + 1))
+        blocks = [(self._root_offsets[i], self._root_sizes[i]) for i in sorted(wanted)]
+        if len(blocks) < 2 or sum(size for _, size in blocks) < _PARALLEL_SCAN_BYTES:
+            return None
+        return blocks
+
+    def _decoded_side_by_side(self, blocks: list[tuple[int, int]]) -> list[_DataBlock]:
+        """The data blocks at ``blocks`` (decoded ones taken from the cache), the others inflated
+        and walked on two threads: zlib, numpy and Arrow let one run while the other walks cells."""
+        todo: list[_DataBlock | tuple[int, BlockHeader, bytes]] = []
+        with self._lock:
+            for offset, size in blocks:
+                cached = self._data_cache.get(offset)
+                if cached is None:
+                    h, raw = self._fetch(offset, size, 0)
+                    _check_data_magic(h, offset)
+                    todo.append((offset, h, raw))
+                else:
+                    todo.append(cached)
+
+        def decoded(item: _DataBlock | tuple[int, BlockHeader, bytes]) -> _DataBlock:
+            return item if isinstance(item, _DataBlock) else self._decoded(item)
+
+        with ThreadPoolExecutor(_SCAN_THREADS, thread_name_prefix="hfile-scan") as pool:
+            return list(pool.map(decoded, todo))
 
     def scan_prefix(self, prefix: bytes | str) -> Iterator[tuple[bytes, bytes]]:
         """Every ``(row, value)`` whose row starts with ``prefix``, in file order."""
