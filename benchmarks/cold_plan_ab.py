@@ -25,13 +25,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-QUERIES = ("none", "eq")
+QUERIES = ("none", "eq")  # the default --queries
 
 
-def child(uri: str, options: str, cold_repeats: int, partitions: int, latency_ms: float) -> None:
+def child(
+    uri: str, options: str, cold_repeats: int, partitions: int, latency_ms: float, names: list[str]
+) -> None:
     import plan_scale_bench as b
 
-    qs = [q for q in b.queries(partitions) if q.name in QUERIES]
+    qs = [q for q in b.queries(partitions) if q.name in names]
     b.REQUEST_LATENCY_S = latency_ms / 1000
     with b.RequestLatency():
         out = b.hudi_md_plans(uri, qs, 1, json.loads(options), cold_repeats)
@@ -45,10 +47,11 @@ def main() -> None:
     ap.add_argument("--cold-repeats", type=int, default=5)
     ap.add_argument("--partitions", type=int, default=100_000)
     ap.add_argument("--latency-ms", type=float, default=20.0)
+    ap.add_argument("--queries", default=",".join(QUERIES), help="query names, comma-separated")
     ap.add_argument("--child", nargs=2, metavar=("URI", "OPTIONS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(*args.child, args.cold_repeats, args.partitions, args.latency_ms)
+        child(*args.child, args.cold_repeats, args.partitions, args.latency_ms, args.queries.split(","))
         return
 
     import plan_scale_bench as b
@@ -68,14 +71,14 @@ def main() -> None:
             for name, python_dir in versions.items():
                 cmd = [sys.executable, __file__, "--child", uri, options]
                 cmd += ["--cold-repeats", str(args.cold_repeats), "--partitions", str(args.partitions)]
-                cmd += ["--latency-ms", str(args.latency_ms)]
+                cmd += ["--latency-ms", str(args.latency_ms), "--queries", args.queries]
                 env = {**os.environ, "PYTHONPATH": str(Path(python_dir).resolve())}
                 done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
                 got = json.loads(done.stdout.strip().splitlines()[-1])
                 runs[name].append(got)
                 print(json.dumps({"round": r, "version": name, **got}), flush=True)
         for name, got in runs.items():
-            for q in QUERIES:
+            for q in args.queries.split(","):
                 ratios = [g[q]["cold_s"] / g[q]["mdt_read_s"] for g in got]
                 summary = {
                     "version": name,
