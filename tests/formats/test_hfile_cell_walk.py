@@ -85,3 +85,45 @@ def test_cut_or_overrun_blocks_fail_as_a_one_by_one_walk_does(mvcc: bool) -> Non
         with pytest.raises(Corrupt, match=r"overruns|truncated") as raised:
             cell_positions(bytes(big), has_mvcc=mvcc, has_tags=False)
         assert (type(raised.value).__name__, str(raised.value)) == _outcome(_one_by_one, bytes(big), mvcc)
+
+
+@pytest.mark.parametrize("mvcc", [False, True])
+@pytest.mark.parametrize("case", ["plain", "length-in-value", "other-key-length", "long-vlong", "cut"])
+def test_cells_found_by_their_key_length_are_the_walks(case: str, mvcc: bool) -> None:
+    """Where every key has the first's length, the cells are the positions of those length bytes
+    that chain from one to the next: the one-by-one walk's cells, also where values' lengths or
+    bytes hold the same four bytes. A key of another length, a longer MVCC VLong or a cut block
+    make that chain fail, and the walk finds the cells (or the error)."""
+    rng = random.Random(f"{case}-{mvcc}")
+    stamp = b"\x00" if mvcc else None
+    # key length 21: values of 21 bytes hold the same bytes as their length
+    cells = [
+        _put_cell(f"k{i:08d}".encode(), rng.randbytes(rng.randrange(0, 300)), stamp) for i in range(3000)
+    ]
+    key_length = cells[0][:4]
+    if case == "length-in-value":
+        for i in range(100, 3000, 100):
+            cells[i] = _put_cell(b"k%08d" % i, b"ab" + key_length + rng.randbytes(8) + key_length, stamp)
+    elif case == "other-key-length":
+        cells[900] = _put_cell(b"k00000900x", b"v", stamp)
+    elif case == "long-vlong" and mvcc:
+        cells[2000] = cells[2000][:-1] + b"\x8f\x90"
+    payload = b"".join(cells)
+    if case == "cut":
+        payload = payload[: len(payload) - 3]
+    buf = np.frombuffer(payload, np.uint8)
+    same_bytes = sum(payload[p : p + 4] == key_length for p in range(len(payload) - 7))
+    assert same_bytes > 3000 or case not in ("plain", "length-in-value")  # not only the cells' own
+    chained = _layout._chained_starts(buf, has_mvcc=mvcc)
+    one_by_one = _outcome(_one_by_one, payload, mvcc)
+    assert (chained is not None) == (
+        case in ("plain", "length-in-value") or (case == "long-vlong" and not mvcc)
+    )
+    if chained is not None:
+        assert chained.tolist() == one_by_one
+    walked = _outcome(
+        lambda p, m: _layout._cell_starts(p, np.frombuffer(p, np.uint8), has_mvcc=m, has_tags=False),
+        payload,
+        mvcc,
+    )
+    assert walked == one_by_one

@@ -505,6 +505,9 @@ def _cell_starts(payload: bytes, buf: np.ndarray, *, has_mvcc: bool, has_tags: b
         starts, pos = _loop_cells(payload, 0, end, end, has_mvcc=has_mvcc, has_tags=True)
         _check_end(pos, end)
         return np.asarray(starts, np.int64)
+    chained = _chained_starts(buf, has_mvcc=has_mvcc)
+    if chained is not None:
+        return chained
     parts: list[np.ndarray] = []
     unpack = _CELL_LENGTHS_UNSIGNED.unpack_from
     tail = 1 if has_mvcc else 0
@@ -538,6 +541,42 @@ def _cell_starts(payload: bytes, buf: np.ndarray, *, has_mvcc: bool, has_tags: b
             span, looped = _GUESS_FIRST, min(looped * 2, _LOOP_CELLS_MOST)
     _check_end(pos, end)
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _chained_starts(buf: np.ndarray, *, has_mvcc: bool) -> np.ndarray | None:
+    """The cell starts where every cell's key has the first one's length (an MDT partition's keys
+    mostly do, its values' lengths vary), found at once: the positions holding those four length
+    bytes are the candidates; those that no candidate's lengths lead to are dropped (the same
+    bytes as a value length, or inside a value); and the rest are the walk's cells when the walk
+    from the first, each cell's lengths (and a one-byte MVCC VLong) giving the next start, steps
+    from each to the next and ends at the block's end. None when it does not (a key of another
+    length, a longer VLong, a cut block): the caller walks the cells."""
+    end = len(buf)
+    if end < 8:
+        return None
+    key_length = buf[:4]
+    # the last length byte varies most in other bytes: the others are checked where it matches
+    at = np.flatnonzero(buf[3 : end - 4] == key_length[3])
+    at = at[(buf[at] == key_length[0]) & (buf[at + 1] == key_length[1]) & (buf[at + 2] == key_length[2])]
+    if not at.size or at[0] != 0:
+        return None
+    klen = int(key_length.view(">u4")[0])
+    tail = 8 + klen + (1 if has_mvcc else 0)
+    after = at + tail + _be(buf, at + 4, 4)
+    if not np.array_equal(after[:-1], at[1:]):
+        led_to = np.isin(at, after)
+        led_to[0] = True
+        at = at[led_to]
+        after = at + tail + _be(buf, at + 4, 4)
+        if not np.array_equal(after[:-1], at[1:]):
+            return None
+    if after[-1] != end:
+        return None
+    if has_mvcc:
+        mvcc = buf[after - 1]
+        if ((mvcc >= 0x80) & (mvcc < 0x90)).any():  # a longer VLong than Hudi writes: walked
+            return None
+    return at
 
 
 def _loop_cells(
