@@ -47,7 +47,9 @@ def latest_slices_table(view: FileSystemView, files: pa.Table) -> pa.Table:
     partition = files["partition_path"]
     is_log = pc.starts_with(files["name"], ".")
     with_logs = pc.unique(pc.filter(partition, is_log))
-    base_only = files.filter(pc.invert(pc.or_(is_log, pc.is_in(partition, value_set=with_logs))))
+    base_only = files
+    if len(with_logs):  # else every row is a base-only partition's (a copy-on-write table)
+        base_only = files.filter(pc.invert(pc.or_(is_log, pc.is_in(partition, value_set=with_logs))))
     parts = [_base_only_slices(view, base_only)]
     if len(with_logs):
         parts.append(_slices_of_partitions_with_logs(view, files, with_logs))
@@ -87,9 +89,10 @@ def _base_only_slices(view: FileSystemView, files: pa.Table) -> pa.Table:
         last = np.append(changes.to_numpy(zero_copy_only=False), True)
         rows = rows.filter(pa.array(last))
     partition = rows[PARTITION_PATH]
-    base_file = pc.if_else(
-        pc.equal(partition, ""), rows["name"], pc.binary_join_element_wise(partition, rows["name"], "/")
-    )
+    base_file = pc.binary_join_element_wise(partition, rows["name"], "/")
+    unpartitioned = pc.equal(partition, "")
+    if pc.any(unpartitioned).as_py():
+        base_file = pc.if_else(unpartitioned, rows["name"], base_file)
     no_logs = pa.array(np.zeros(rows.num_rows + 1, np.int32))
     empty_strings = pa.ListArray.from_arrays(no_logs, pa.array([], pa.string()))
     empty_sizes = pa.ListArray.from_arrays(no_logs, pa.array([], pa.int64()))
