@@ -216,6 +216,22 @@ def test_batch_lookups_decode_the_walks_blocks_side_by_side(
         assert by_prefixes == brute_prefixes(cells, prefixes)
 
 
+def test_blocks_decoded_side_by_side_are_kept_as_the_walk_keeps_them(monkeypatch) -> None:
+    """A column-wise prefix scan decoding its blocks side by side reads each run of adjacent
+    blocks in one request, as the walk does, and keeps them: a lookup among them reads nothing."""
+    monkeypatch.setattr(hfile_reader, "_PARALLEL_SCAN_BYTES", 0)
+    cells = sequential(20_000)
+    src = CountingInput(write_hfile(cells, block_size=1024, compression="GZ"), "seq")
+    reader = HFileReader(src)
+    src.reads.clear()
+    got = as_cells(reader.scan_prefixes_columns([b"key-0001", b"key-0002", b"key-0190"]))
+    assert got == cells[100:300] + cells[19000:19100]
+    assert len(src.reads) == 2
+    src.reads.clear()
+    assert as_cells(reader.get_many_columns([b"key-000150", b"key-019050"])) == [cells[150], cells[19050]]
+    assert src.reads == []
+
+
 def sequential(n: int) -> Cells:
     return [(b"key-%06d" % i, b"value-%06d-" % i + b"x" * 40) for i in range(n)]
 

@@ -469,7 +469,10 @@ class HFileReader:
             return item if isinstance(item, _DataBlock) else self._decoded(item)
 
         with ThreadPoolExecutor(_SCAN_THREADS, thread_name_prefix="hfile-scan") as pool:
-            return list(pool.map(decoded, todo))
+            found = list(pool.map(decoded, todo))
+        for block in found:  # kept as the cursor's walk keeps the blocks it reads
+            self._cache_block(block)
+        return found
 
     def scan_prefix(self, prefix: bytes | str) -> Iterator[tuple[bytes, bytes]]:
         """Every ``(row, value)`` whose row starts with ``prefix``, in file order."""
@@ -603,12 +606,18 @@ class HFileReader:
             cells = cell_positions(payload, has_mvcc=self._has_mvcc, has_tags=self._has_tags)
             block = _DataBlock(offset, h.total_size, cells)
             if cache:
-                self._data_cache[offset] = block
-                self._data_cache_bytes += block.weight
-                while self._data_cache_bytes > _DATA_CACHE_BYTES and len(self._data_cache) > 1:
-                    _, old = self._data_cache.popitem(last=False)
-                    self._data_cache_bytes -= old.weight
+                self._cache_block(block)
             return block
+
+    def _cache_block(self, block: _DataBlock) -> None:
+        with self._lock:
+            if block.offset in self._data_cache:
+                return
+            self._data_cache[block.offset] = block
+            self._data_cache_bytes += block.weight
+            while self._data_cache_bytes > _DATA_CACHE_BYTES and len(self._data_cache) > 1:
+                _, old = self._data_cache.popitem(last=False)
+                self._data_cache_bytes -= old.weight
 
     def _next_data_block(self, block: _DataBlock, readahead: int, *, cache: bool = True) -> _DataBlock | None:
         """The data block physically after ``block``, stepping over inline index/bloom blocks."""
