@@ -432,21 +432,12 @@ class HFileReader:
         return [found[offset].cells for offset in sorted(found)]
 
     def _planned_blocks(self, ranges: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]] | None:
-        """``(offset, size)`` of the data blocks a cursor walking the key ranges reads, in file
-        order, known from a single-level index without reading them (the first: the last whose
-        index row is below the range's low key; the last: the last below its high key), when they
-        are enough to decode side by side; None otherwise (the cursor walks them)."""
+        """The blocks a cursor walking the key ranges reads (:meth:`_indexed_blocks`: known from a
+        single-level index without reading them), when they are enough to decode side by side;
+        None otherwise (the cursor walks them)."""
         if self.trailer.num_data_index_levels != 1 or not self._root_rows:
             return None
-        rows = self._root_rows
-        wanted: set[int] = set()
-        for low, high in ranges:
-            if self._last_row is not None and low > self._last_row:
-                continue
-            first = floor_entry(rows, low)
-            last = len(rows) - 1 if high is None else floor_entry(rows, high)
-            wanted.update(range(first, max(first, last) + 1))
-        blocks = [(self._root_offsets[i], self._root_sizes[i]) for i in sorted(wanted)]
+        blocks = self._indexed_blocks(ranges)
         if len(blocks) < 2 or sum(size for _, size in blocks) < _PARALLEL_SCAN_BYTES:
             return None
         return blocks
@@ -696,13 +687,7 @@ class HFileReader:
         adjacent ones merged."""
         blocks: list[tuple[int, int]] = []  # (offset, size) of each needed block, or of a run
         if self.trailer.num_data_index_levels == 1:
-            rows = self._root_rows
-            for lo, hi in ranges:
-                if self._last_row is not None and lo > self._last_row:
-                    continue
-                last = len(rows) - 1 if hi is None else floor_entry(rows, hi)
-                for i in range(floor_entry(rows, lo), max(floor_entry(rows, lo), last) + 1):
-                    blocks.append((self._root_offsets[i], self._root_sizes[i]))
+            blocks = self._indexed_blocks(ranges)
         else:
             for lo, hi in ranges:
                 if self._last_row is not None and lo > self._last_row:
@@ -724,6 +709,20 @@ class HFileReader:
             else:
                 spans.append((offset, offset + size))
         return spans
+
+    def _indexed_blocks(self, ranges: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        """``(offset, size)`` of the data blocks that may hold rows in the key ranges, in file
+        order, from a single-level index: from the last block whose index row is below a range's
+        low key to the last below its high key."""
+        rows = self._root_rows
+        wanted: set[int] = set()
+        for low, high in ranges:
+            if self._last_row is not None and low > self._last_row:
+                continue
+            first = floor_entry(rows, low)
+            last = len(rows) - 1 if high is None else floor_entry(rows, high)
+            wanted.update(range(first, max(first, last) + 1))
+        return [(self._root_offsets[i], self._root_sizes[i]) for i in sorted(wanted)]
 
     def _next_block_at_or_after(self, offset: int, key: bytes) -> bool:
         """Whether no cell below ``key`` follows the data block at ``offset`` (known from a
