@@ -400,37 +400,30 @@ def _few_into_one(
     if hi - lo == n:
         return None, None
     few = np.concatenate([np.arange(0, lo), np.arange(hi, n)])
-    few_keys = record_keys.take(pa.array(entry_seq[few])).to_pylist()
-    few_names = names.take(pa.array(few)).to_pylist()
-    few_order = sorted(range(len(few)), key=lambda j: (few_keys[j], few_names[j], int(entry_seq[few[j]])))
-    big_keys, big_records = runs[big].keys, runs[big].entry_record
+    pairs: dict[int, tuple[str, str]] = {}
 
-    def pair(i: int) -> tuple[str, str]:
-        return big_keys[int(big_records[i])].as_py(), big_names[i].as_py()
+    def pair(entry: int) -> tuple[str, str]:
+        if entry not in pairs:
+            pairs[entry] = record_keys[int(entry_seq[entry])].as_py(), names[entry].as_py()
+        return pairs[entry]
 
-    every = range(hi - lo)
+    few_pairs = [pair(e) for e in few.tolist()]
+    few_order = sorted(range(len(few)), key=lambda j: (*few_pairs[j], int(entry_seq[few[j]])))
+    every = range(lo, hi)
     at = []
     for j in few_order:
         # an earlier run's entry of the same pair goes before the large run's, a later one after
         place = bisect.bisect_left if few[j] < lo else bisect.bisect_right
-        at.append(place(every, (few_keys[j], few_names[j]), key=pair))
+        at.append(place(every, few_pairs[j], key=pair))
     order = np.insert(np.arange(lo, hi), np.asarray(at, np.int64), few[few_order])
     # the large run's pairs are strictly increasing: a pair repeats only next to a placed entry
     from_few = np.zeros(n, bool)
     from_few[few] = True
-    pairs: dict[int, tuple[str, str]] = {}
-
-    def pair_at(p: int) -> tuple[str, str]:
-        if p not in pairs:
-            e = int(order[p])
-            pairs[p] = record_keys[int(entry_seq[e])].as_py(), names[e].as_py()
-        return pairs[p]
-
     same_as_next = np.zeros(n - 1, bool)
     for p in np.flatnonzero(from_few[order]).tolist():
         for q in (p - 1, p):
             if 0 <= q < n - 1:
-                same_as_next[q] = pair_at(q) == pair_at(q + 1)
+                same_as_next[q] = pair(int(order[q])) == pair(int(order[q + 1]))
     return order, same_as_next
 
 
