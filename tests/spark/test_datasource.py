@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import hudi
 import pyarrow as pa
 import pytest
 
@@ -223,6 +224,58 @@ def test_explain_shows_a_parquet_scan_with_pushed_filters(hudi_spark, table_path
     assert "HudiMdFileIndex" in plan
     assert "PartitionFilters: [isnotnull(region" in plan
     assert "GreaterThan(amount,100.00)" in plan
+
+
+def _file_scan(df: Any) -> Any:
+    """The query's ``FileSourceScanExec``, its files listed (``selectedPartitions``)."""
+    found: list[Any] = []
+
+    def walk(node: Any) -> None:
+        if node.getClass().getSimpleName() == "FileSourceScanExec":
+            found.append(node)
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    (scan,) = found
+    scan.selectedPartitions()
+    return scan
+
+
+def _stored_slices(path: str, read_optimized: bool, partition: str | None = None) -> tuple[int, int, int]:
+    """hudi-rs's latest file slices (in ``partition``), as (files, bytes on storage, partitions): a
+    slice is one file, its base file and, unless ``read_optimized``, its log files."""
+    slices = hudi.HudiTableBuilder.from_base_uri(path).build().get_file_slices()
+    slices = [s for s in slices if partition is None or s.partition_path == partition]
+    size = 0
+    for s in slices:
+        files = [s.base_file_relative_path()] + ([] if read_optimized else list(s.log_files_relative_paths()))
+        size += sum(os.path.getsize(Path(path) / f) for f in files)
+    return len(slices), size, len({s.partition_path for s in slices})
+
+
+@pytest.mark.parametrize(
+    ("archive", "read_optimized", "where", "partition"),
+    [
+        (SIMPLE, False, None, None),  # partitions of one file and of two
+        (SIMPLE, False, "region = 'us'", "region=us"),
+        (MOR_RO, False, None, None),  # a slice with log files: one merged file
+        (MOR_RO, True, None, None),
+    ],
+)
+def test_the_scans_metrics_count_and_size_the_files_listed(
+    hudi_spark, table_path, archive: str, read_optimized: bool, where: str | None, partition: str | None
+) -> None:
+    # Spark's scan maps the listed directories to their file counts and sizes (its own metrics):
+    # the shim's directory and file sequences must answer those calls as Scala's own do
+    path = str(table_path(archive))
+    options = {QUERY_TYPE: "read_optimized"} if read_optimized else {}
+    for _ in range(2):  # the second query reuses the first's answer and directories
+        df = hudi_md_df(hudi_spark, path, **options)
+        metrics = _file_scan(df.where(where) if where else df).metrics()
+        got = tuple(int(metrics.apply(name).value()) for name in ("numFiles", "filesSize", "numPartitions"))
+        assert got == _stored_slices(path, read_optimized, partition)
 
 
 # --- relation properties ---------------------------------------------------------------------------
