@@ -30,7 +30,7 @@ object SeqCompat {
       var s = 0L
       var i = 0
       while (i < values.length) {
-        s += values(i).asInstanceOf[java.lang.Long].longValue
+        s += scala.runtime.BoxesRunTime.unboxToLong(values(i)) // null as 0L, as Numeric.plus unboxes it
         i += 1
       }
       java.lang.Long.valueOf(s).asInstanceOf[B]
