@@ -285,15 +285,38 @@ def _relation(df: Any) -> Any:
     return df._jdf.queryExecution().analyzed().relation()
 
 
-def test_size_in_bytes_and_input_files(hudi_spark, table_path) -> None:
-    path = str(table_path(SIMPLE))
-    df = hudi_md_df(hudi_spark, path)
-    slices = hudi_md.open_table(path).file_slices()
-    assert all(f.startswith("file:/") for f in df.inputFiles())
-    assert sorted(plain(f) for f in df.inputFiles()) == sorted(base_files(path))
-    total = sum(slices.column("base_file_size").to_pylist())
-    assert _relation(df).location().sizeInBytes() == total
-    assert int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())) == total
+def _stored_files(path: str, read_optimized: bool) -> list[str]:
+    """hudi-rs's latest file slices' base files, and their log files unless ``read_optimized``."""
+    out = []
+    for s in hudi.HudiTableBuilder.from_base_uri(path).build().get_file_slices():
+        out.append(s.base_file_relative_path())
+        if not read_optimized:
+            out.extend(s.log_files_relative_paths())
+    return sorted(str(Path(path) / f) for f in out)
+
+
+@pytest.mark.parametrize(("archive", "read_optimized"), [(SIMPLE, False), (MOR_RO, False), (MOR_RO, True)])
+def test_size_in_bytes_and_input_files(hudi_spark, table_path, archive: str, read_optimized: bool) -> None:
+    # the relation's size (Spark's statistics) and input files are those of hudi-rs's latest
+    # slices on storage, for a new index and for one reusing a held answer, whichever is asked first
+    path = str(table_path(archive))
+    options = {QUERY_TYPE: "read_optimized"} if read_optimized else {}
+    files = _stored_files(path, read_optimized)
+    total = sum(os.path.getsize(f) for f in files)
+    assert files and (read_optimized or archive != MOR_RO or any(".log." in f for f in files))
+    for size_first in (True, False, True):
+        df = hudi_md_df(hudi_spark, path, **options)
+        index = _relation(df).location()
+        if size_first:
+            assert index.sizeInBytes() == total
+        got = df.inputFiles()
+        assert all(f.startswith("file:/") for f in got)
+        assert sorted(plain(f) for f in got) == files
+        listed = index.inputFiles()
+        listed[0] = "changed by the caller"  # the index's own files stay as they are
+        assert sorted(plain(f) for f in index.inputFiles()) == files
+        assert index.sizeInBytes() == total
+        assert int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())) == total
 
 
 def test_refresh_picks_up_a_new_commit(hudi_spark, table_path, tmp_path) -> None:
@@ -591,3 +614,50 @@ def test_the_planner_gets_the_s3a_settings_spark_reads_with(hudi_spark) -> None:
         for k in (*keys, "hudi.md.test.var"):
             shared.unset(k)
             hudi_spark.conf.unset(k)
+
+
+S3A_PATHS = [
+    "s3a://bucket/t",
+    "S3A://bucket/t",
+    "s3://b/t",
+    "S3n://b/t",
+    "s3a://",
+    "file:/tmp/t",
+    "file:///tmp/t",
+    "/tmp/t",
+    "gs://b/t",
+    "abfss://c@a.dfs.core.windows.net/t",
+    "hdfs://nn:8020/t",
+    "xs3a://b/t",
+    "s3a:/b/t",
+    "://b/t",
+    "s3a_://b",
+]
+
+
+def test_the_s3a_settings_go_with_the_paths_the_planner_reads_with_them(hudi_spark) -> None:
+    """The shim collects S3A settings for a table (``StorageConf.forTable``, at the driver and for
+    the executors' readers) exactly when the planner uses them (``is_s3_path``): an S3 table never
+    plans without its session's settings, and no other table pays for collecting them."""
+    from hudi_md.storage.hadoop_s3a import is_s3_path
+
+    jvm = hudi_spark.sparkContext._jvm
+    sc = hudi_spark.sparkContext._jsc.sc()
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    storage_conf = (
+        jvm.java.lang.Class.forName("hudi.md.spark.StorageConf$", True, loader).getField("MODULE$").get(None)
+    )
+    key = "fs.s3a.hudi-md-test.scheme"
+    shared = sc.hadoopConfiguration()
+    shared.set(key, "set")
+    try:
+        no_options = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap({})
+        for path in S3A_PATHS:
+            want = is_s3_path(path)
+            driver = storage_conf.forTable(path, sc, no_options)
+            executor = storage_conf.forTable(path, shared)
+            assert storage_conf.appliesTo(path) == want, path
+            assert driver.contains(key) == executor.contains(key) == want, path
+            assert want or (driver.isEmpty() and executor.isEmpty()), path
+    finally:
+        shared.unset(key)

@@ -140,7 +140,7 @@ class DefaultSource
     })
     val settings = PlannerSettings.fromConf(sqlContext.sparkContext.getConf)
     val sc = sqlContext.sparkContext
-    val storageConf = () => StorageConf.ofSession(sc, original)
+    val storageConf = () => StorageConf.forTable(path, sc, original)
     // The incremental range is checked and fixed once, here: the DataFrame's plan and every
     // executor's reads then agree on the commits in range (and a bad begin fails at load()).
     val incremental =

@@ -72,7 +72,7 @@ class HudiMdFileFormat(
         Incremental.rowFilter(range, requiredSchema, partitionSchema, filters, parquetReader)
     }
     val slices = new SliceReader(
-      tablePath, plannerOptions, StorageConf.of(hadoopConf), dataSchema, partitionSchema, requiredSchema, returningBatch)
+      tablePath, plannerOptions, StorageConf.forTable(tablePath, hadoopConf), dataSchema, partitionSchema, requiredSchema, returningBatch)
     (file: PartitionedFile) =>
       file.otherConstantMetadataColumnValues.get(HudiMdFileFormat.SliceKey) match {
         case Some(desc) if desc != null => slices.read(file, desc.toString)

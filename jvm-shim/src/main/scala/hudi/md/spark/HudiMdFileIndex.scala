@@ -81,13 +81,38 @@ private[spark] case class PlanResult(
     // per answer: a repeated unfiltered query of a large table (100k files) reuses them instead of
     // building (and counting) 100k FileStatus objects again.
     whole: java.util.concurrent.ConcurrentHashMap[Boolean, Directories] =
-      new java.util.concurrent.ConcurrentHashMap[Boolean, Directories]()) {
+      new java.util.concurrent.ConcurrentHashMap[Boolean, Directories](),
+    // The bytes and the files the slices read (`sizeInBytes`, `inputFiles`), by read_optimized:
+    // Spark's statistics ask for the size at every plan with a join (~10 ms over 100k slices).
+    sizes: java.util.concurrent.ConcurrentHashMap[Boolean, java.lang.Long] =
+      new java.util.concurrent.ConcurrentHashMap[Boolean, java.lang.Long](),
+    files: java.util.concurrent.ConcurrentHashMap[Boolean, Array[String]] =
+      new java.util.concurrent.ConcurrentHashMap[Boolean, Array[String]]()) {
 
   def directories(readOptimized: Boolean, build: => Directories): Directories =
     whole.computeIfAbsent(readOptimized, _ => build)
 
-  /** The same answer, held by the JVM and reused (its directories too). */
-  def asReused: PlanResult = copy(reused = true)(whole)
+  /** The bytes of the slices' base files, and of their log files unless `readOptimized`. */
+  def sizeInBytes(readOptimized: Boolean): Long =
+    sizes.computeIfAbsent(readOptimized, _ => {
+      var total = 0L
+      var i = 0
+      while (i < slices.length) {
+        val s = slices(i)
+        total += s.baseFileSize
+        if (!readOptimized) s.logFileSizes.foreach(n => total += n)
+        i += 1
+      }
+      java.lang.Long.valueOf(total)
+    })
+
+  /** The slices' base files, then their log files unless `readOptimized` (a new array each call). */
+  def inputFiles(readOptimized: Boolean): Array[String] =
+    files.computeIfAbsent(readOptimized, _ =>
+      (slices.flatMap(_.baseFile) ++ (if (readOptimized) Nil else slices.flatMap(_.logFiles))).toArray).clone()
+
+  /** The same answer, held by the JVM and reused (its directories and sizes too). */
+  def asReused: PlanResult = copy(reused = true)(whole, sizes, files)
 }
 
 /**
@@ -291,15 +316,9 @@ class HudiMdFileIndex(
   /** The unfiltered plan (what the relation reads without filters); cached until [[refresh]]. */
   private def fullPlan: PlanResult = planFor(FilterTranslator.translate(Nil))
 
-  override def inputFiles: Array[String] = {
-    val slices = fullPlan.slices
-    (slices.flatMap(_.baseFile) ++ (if (readOptimized) Nil else slices.flatMap(_.logFiles))).toArray
-  }
+  override def inputFiles: Array[String] = fullPlan.inputFiles(readOptimized)
 
-  override def sizeInBytes: Long = {
-    val slices = fullPlan.slices
-    slices.map(s => s.baseFileSize + (if (readOptimized) 0L else s.logFileSizes.sum)).sum
-  }
+  override def sizeInBytes: Long = fullPlan.sizeInBytes(readOptimized)
 
   override def refresh(): Unit = synchronized {
     schemas = None

@@ -1,5 +1,7 @@
 package hudi.md.spark
 
+import java.util.Locale
+
 import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkContext
@@ -17,9 +19,30 @@ import org.apache.spark.sql.internal.SQLConf
  * at each request, so a setting made after `load()` applies as it does to Spark's reads. On the
  * executors it is the configuration Spark hands the format's reader. Entries only Hadoop's
  * `*-default.xml` set are left out: they are S3A's defaults, which the mapping assumes anyway.
+ *
+ * Only a table on S3 (`s3://`, `s3a://`, `s3n://`) gets them: the planner drops them for any other
+ * path (`hudi_md.storage.hadoop_s3a.is_s3_path`), and collecting them walks every entry of the
+ * configuration (~0.5–1 ms, twice per query).
  */
 private[spark] object StorageConf {
   val Prefix = "fs.s3a."
+
+  /** The schemes of the paths the planner reads with S3A's settings (`hadoop_s3a._S3_SCHEMES`). */
+  val S3Schemes: Set[String] = Set("s3", "s3a", "s3n")
+
+  /** Whether the planner reads `tablePath` with S3A's settings: its scheme is one of [[S3Schemes]]. */
+  def appliesTo(tablePath: String): Boolean = {
+    val end = tablePath.indexOf("://")
+    end > 0 && S3Schemes.contains(tablePath.substring(0, end).toLowerCase(Locale.ROOT))
+  }
+
+  /** [[ofSession]] for a table at `tablePath`: nothing unless it is on S3 ([[appliesTo]]). */
+  def forTable(tablePath: String, sc: SparkContext, options: Map[String, String]): Map[String, String] =
+    if (appliesTo(tablePath)) ofSession(sc, options) else Map.empty
+
+  /** [[of]] for a table at `tablePath`: nothing unless it is on S3 ([[appliesTo]]). */
+  def forTable(tablePath: String, conf: Configuration): Map[String, String] =
+    if (appliesTo(tablePath)) of(conf) else Map.empty
 
   def ofSession(sc: SparkContext, options: Map[String, String]): Map[String, String] = {
     val sql = SQLConf.get.getAllConfs
