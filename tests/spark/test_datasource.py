@@ -217,6 +217,41 @@ def test_untranslatable_partition_filter_is_exact(hudi_spark, table_path) -> Non
     assert counters["jvm_partitions"] == 2  # ... the JVM dropped byteField=20
 
 
+PARTITION_FILTER_SEQUENCES = {
+    # a filter keeping every partition, one the planner prunes by, ones only the JVM evaluates
+    # (untranslatable), alternating so that each is answered again from the directories held
+    SIMPLE: (["region"], ["region IS NOT NULL", "region = 'us'", "region <> 'us'", "length(region) = 2"]),
+    COMPLEX: (
+        ["byteField", "shortField"],
+        [
+            "byteField IS NOT NULL",
+            "byteField % 20 = 10",
+            "NOT (byteField % 20 = 10)",
+            "shortField > 100 AND byteField < 30",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("archive", [SIMPLE, COMPLEX])
+def test_partition_filters_select_among_the_plans_directories(hudi_spark, table_path, archive: str) -> None:
+    path = str(table_path(archive))
+    columns, filters = PARTITION_FILTER_SEQUENCES[archive]
+    ref = reference(hudi_spark, path)
+    for where in filters + filters[::-1] + filters:
+        df = hudi_md_df(hudi_spark, path).where(where)
+        want = ref.where(where)
+        assert rows(df) == rows(want), where
+        partitions = want.select(*columns).distinct().count()
+        assert last_plan_counters(hudi_spark)["jvm_partitions"] == partitions, where
+    # a join on the partition columns: Spark infers `isnotnull` on each, which keeps every partition
+    keys = ref.select(*columns).distinct().limit(1)
+    for _ in range(2):
+        df = hudi_md_df(hudi_spark, path).join(keys, columns)
+        assert rows(df) == rows(ref.join(keys, columns))
+        assert last_plan_counters(hudi_spark)["jvm_partitions"] == ref.select(*columns).distinct().count()
+
+
 def test_explain_shows_a_parquet_scan_with_pushed_filters(hudi_spark, table_path) -> None:
     df = hudi_md_df(hudi_spark, str(table_path(SIMPLE))).where("region = 'us' AND amount > 100")
     plan = df._jdf.queryExecution().executedPlan().toString()

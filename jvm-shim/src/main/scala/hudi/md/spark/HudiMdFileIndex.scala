@@ -16,7 +16,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BoundReference, Expression, Predicate}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BoundReference, Expression, PlanExpression, Predicate}
 import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMetadata, PartitionDirectory}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
@@ -87,10 +87,37 @@ private[spark] case class PlanResult(
     sizes: java.util.concurrent.ConcurrentHashMap[Boolean, java.lang.Long] =
       new java.util.concurrent.ConcurrentHashMap[Boolean, java.lang.Long](),
     files: java.util.concurrent.ConcurrentHashMap[Boolean, Array[String]] =
-      new java.util.concurrent.ConcurrentHashMap[Boolean, Array[String]]()) {
+      new java.util.concurrent.ConcurrentHashMap[Boolean, Array[String]](),
+    filteredBy: java.util.LinkedHashMap[(Boolean, Expression), Directories] = PlanResult.filteredCache()) {
 
   def directories(readOptimized: Boolean, build: => Directories): Directories =
     whole.computeIfAbsent(readOptimized, _ => build)
+
+  /** Those of the directories of every slice (`all`) that a partition predicate (`keep`) keeps:
+   *  `all` itself when it keeps every partition (a join on a partition column infers
+   *  `isnotnull(dt)`). Held per predicate (`key`: the predicate bound to the partition values and
+   *  canonicalized; the last [[PlanResult.FilteredCapacity]]) unless `key` is None (a predicate
+   *  whose answer may change: a subquery's, a nondeterministic one). */
+  def filtered(readOptimized: Boolean, key: Option[Expression], all: Directories, keep: InternalRow => Boolean): Directories = {
+    val held = key.map(k => (readOptimized, k))
+    held.flatMap(k => filteredBy.synchronized(Option(filteredBy.get(k)))).getOrElse {
+      val everything = all
+      val kept = everything.directories.filter(d => keep(d.values))
+      val found =
+        if (kept.size == everything.directories.size) everything
+        else {
+          val array = kept.toArray
+          var merged, files = 0
+          array.foreach { d =>
+            d.files.foreach(f => if (f.metadata.contains(HudiMdFileFormat.SliceKey)) merged += 1)
+            files += d.files.size
+          }
+          Directories(SeqCompat.wrapArray(array), merged, files)
+        }
+      held.foreach(k => filteredBy.synchronized(filteredBy.put(k, found)))
+      found
+    }
+  }
 
   /** The bytes of the slices' base files, and of their log files unless `readOptimized`. */
   def sizeInBytes(readOptimized: Boolean): Long =
@@ -112,7 +139,17 @@ private[spark] case class PlanResult(
       (slices.flatMap(_.baseFile) ++ (if (readOptimized) Nil else slices.flatMap(_.logFiles))).toArray).clone()
 
   /** The same answer, held by the JVM and reused (its directories and sizes too). */
-  def asReused: PlanResult = copy(reused = true)(whole, sizes, files)
+  def asReused: PlanResult = copy(reused = true)(whole, sizes, files, filteredBy)
+}
+
+private[spark] object PlanResult {
+  val FilteredCapacity = 8
+
+  def filteredCache(): java.util.LinkedHashMap[(Boolean, Expression), Directories] =
+    new java.util.LinkedHashMap[(Boolean, Expression), Directories](16, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[(Boolean, Expression), Directories]): Boolean =
+        size() > FilteredCapacity
+    }
 }
 
 /**
@@ -201,9 +238,14 @@ class HudiMdFileIndex(
     val filters = FilterTranslator.translate(partitionFilters ++ dataFilters)
     val plan = planFor(filters)
     val usable = partitionFilters.filter(usablePartitionFilter)
+    val all = plan.directories(readOptimized, directoriesOf(plan))
     val listed =
-      if (usable.isEmpty) plan.directories(readOptimized, directoriesOf(plan, _ => true))
-      else directoriesOf(plan, partitionPredicate(usable))
+      if (usable.isEmpty) all
+      else {
+        val bound = boundPartitionFilter(usable)
+        val stable = bound.deterministic && !bound.exists(_.isInstanceOf[PlanExpression[_]])
+        plan.filtered(readOptimized, if (stable) Some(bound.canonicalized) else None, all, partitionPredicate(bound))
+      }
     val Directories(directories, merged, fileCount) = listed
     val counters = plan.counters.deepCopy()
     counters.put(Protocol.CounterJvmPartitions, directories.size)
@@ -216,15 +258,15 @@ class HudiMdFileIndex(
   }
 
   /**
-   * A plan's slices as Spark's partition directories, those of partitions `keep` keeps, and how
-   * many of their files are slices merged on the executors.
+   * A plan's slices as Spark's partition directories (made once per answer; a partition filter
+   * selects among them), and how many of their files are slices merged on the executors.
    */
-  private def directoriesOf(plan: PlanResult, keep: InternalRow => Boolean): Directories = {
+  private def directoriesOf(plan: PlanResult): Directories = {
     val groups = new mutable.LinkedHashMap[String, (InternalRow, mutable.ArrayBuffer[PlannedSlice])]
     plan.slices.foreach { s =>
       groups.getOrElseUpdate(s.partitionPath, (s.values, mutable.ArrayBuffer.empty[PlannedSlice]))._2 += s
     }
-    val kept = groups.values.filter { case (values, _) => keep(values) }.toSeq
+    val kept = groups.values.toSeq
     var merged = 0
     val directories = kept.map { case (values, slices) =>
       val files = slices.flatMap { s =>
@@ -246,15 +288,19 @@ class HudiMdFileIndex(
   private def usablePartitionFilter(filter: Expression): Boolean =
     filter.references.forall(a => partitionIndex(a.name) >= 0)
 
-  /** Exact partition pruning: Spark's partition filters, evaluated on each partition's values. */
-  private def partitionPredicate(usable: Seq[Expression]): InternalRow => Boolean = {
+  /** Spark's partition filters as one predicate on a partition's values (no attribute ids: the
+   *  same filters of any query bind to the same expression). */
+  private def boundPartitionFilter(usable: Seq[Expression]): Expression = {
     val schema = partitionSchema
-    def index(name: String): Int = partitionIndex(name)
-    val bound = usable.reduce(And).transform {
+    usable.reduce(And).transform {
       case a: AttributeReference =>
-        val i = index(a.name)
+        val i = partitionIndex(a.name)
         BoundReference(i, schema(i).dataType, nullable = true)
     }
+  }
+
+  /** Exact partition pruning: Spark's partition filters, evaluated on each partition's values. */
+  private def partitionPredicate(bound: Expression): InternalRow => Boolean = {
     val predicate = Predicate.createInterpreted(bound)
     predicate.initialize(0)
     row => predicate.eval(row)
