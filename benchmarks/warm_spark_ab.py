@@ -6,10 +6,12 @@ PySpark process (a new JVM), the processes of the jars alternating round by roun
 
 A plan is what ``plan_scale_bench.py`` times through Spark: ``spark.read.format("hudi-md")
 .load(path)``, the query's ``where`` (none for ``none``), its executed plan, and the files its
-``FileSourceScanExec`` selects (``selectedPartitions``), here the same query ``--plans`` times in a
-row on one session (the planner process's cached table state and the answer reused by name). The
-JVM's compiled code keeps improving for ~100 plans of a 100k-file table, so the medians are given
-per window of plans: 10-50, 50-100, 100-end; ``listing`` is ``selectedPartitions`` alone.
+``FileSourceScanExec`` selects (``selectedPartitions``); ``join`` joins the table on ``dt`` with
+one row (the plan asks the relation's size for the join's strategy). Here the same query runs
+``--plans`` times in a row on one session (the planner process's cached table state and the
+answer reused by name). The JVM's compiled code keeps improving for ~100 plans of a 100k-file
+table, so the medians are given per window of plans: 10-50, 50-100, 100-end; ``listing`` is
+``selectedPartitions`` alone.
 
 The machine's speed moves between processes by more than a change to the shim does, so only
 alternating processes of both jars can show one.
@@ -67,10 +69,19 @@ def child(jar: str, table: str, where: str | None, plans: int) -> dict:
     spark.sparkContext.setLogLevel("ERROR")
     total: list[float] = []
     listing: list[float] = []
+    # ``join:<dt>``: the table joined on ``dt`` with a one-row DataFrame (Spark's join planning
+    # asks the relation's size)
+    other = None
+    if where and where.startswith("join:"):
+        other = spark.createDataFrame([(where.split(":", 1)[1],)], ["dt"])
     for _ in range(plans):
         start = time.perf_counter()
         df = spark.read.format("hudi-md").load(table)
-        node = scan_node(df.where(where) if where else df)
+        if other is not None:
+            df = df.join(other, "dt")
+        elif where:
+            df = df.where(where)
+        node = scan_node(df)
         listed = time.perf_counter()
         node.selectedPartitions()
         end = time.perf_counter()
@@ -92,7 +103,7 @@ def main() -> None:
     ap.add_argument("--table", default=str(REPO / "build" / "plan-scale" / "t100000"))
     ap.add_argument("--plans", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--queries", default="none", help="none and/or eq (dt = the middle partition)")
+    ap.add_argument("--queries", default="none", help="none, eq (dt = the middle partition), join (on dt)")
     ap.add_argument("--child", nargs=3, metavar=("JAR", "WHERE", "PLANS"), help=argparse.SUPPRESS)
     ap.add_argument("jars", nargs="*", metavar="NAME=JAR")
     args = ap.parse_args()
@@ -101,7 +112,8 @@ def main() -> None:
         print("RESULT " + json.dumps(child(jar, args.table, where or None, int(plans))), flush=True)
         return
     n = int(Path(args.table).name.lstrip("t"))
-    wheres = {"none": "", "eq": f"dt = 'p{n // 2 + 1:07d}'"}
+    middle = f"p{n // 2 + 1:07d}"
+    wheres = {"none": "", "eq": f"dt = '{middle}'", "join": f"join:{middle}"}
     jars = dict(j.split("=", 1) for j in args.jars)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     runs = []
