@@ -278,16 +278,22 @@ def _file_scan(df: Any) -> Any:
     return scan
 
 
+def _slice_files(path: str, read_optimized: bool) -> list[tuple[str, list[str]]]:
+    """hudi-rs's latest file slices as (partition path, files): the base file and, unless
+    ``read_optimized``, the log files, as local paths."""
+    out = []
+    for s in hudi.HudiTableBuilder.from_base_uri(path).build().get_file_slices():
+        files = [s.base_file_relative_path()] + ([] if read_optimized else list(s.log_files_relative_paths()))
+        out.append((s.partition_path, [str(Path(path) / f) for f in files]))
+    return out
+
+
 def _stored_slices(path: str, read_optimized: bool, partition: str | None = None) -> tuple[int, int, int]:
     """hudi-rs's latest file slices (in ``partition``), as (files, bytes on storage, partitions): a
     slice is one file, its base file and, unless ``read_optimized``, its log files."""
-    slices = hudi.HudiTableBuilder.from_base_uri(path).build().get_file_slices()
-    slices = [s for s in slices if partition is None or s.partition_path == partition]
-    size = 0
-    for s in slices:
-        files = [s.base_file_relative_path()] + ([] if read_optimized else list(s.log_files_relative_paths()))
-        size += sum(os.path.getsize(Path(path) / f) for f in files)
-    return len(slices), size, len({s.partition_path for s in slices})
+    slices = [(p, files) for p, files in _slice_files(path, read_optimized) if partition in (None, p)]
+    size = sum(os.path.getsize(f) for _, files in slices for f in files)
+    return len(slices), size, len({p for p, _ in slices})
 
 
 @pytest.mark.parametrize(
@@ -320,23 +326,13 @@ def _relation(df: Any) -> Any:
     return df._jdf.queryExecution().analyzed().relation()
 
 
-def _stored_files(path: str, read_optimized: bool) -> list[str]:
-    """hudi-rs's latest file slices' base files, and their log files unless ``read_optimized``."""
-    out = []
-    for s in hudi.HudiTableBuilder.from_base_uri(path).build().get_file_slices():
-        out.append(s.base_file_relative_path())
-        if not read_optimized:
-            out.extend(s.log_files_relative_paths())
-    return sorted(str(Path(path) / f) for f in out)
-
-
 @pytest.mark.parametrize(("archive", "read_optimized"), [(SIMPLE, False), (MOR_RO, False), (MOR_RO, True)])
 def test_size_in_bytes_and_input_files(hudi_spark, table_path, archive: str, read_optimized: bool) -> None:
     # the relation's size (Spark's statistics) and input files are those of hudi-rs's latest
     # slices on storage, for a new index and for one reusing a held answer, whichever is asked first
     path = str(table_path(archive))
     options = {QUERY_TYPE: "read_optimized"} if read_optimized else {}
-    files = _stored_files(path, read_optimized)
+    files = sorted(f for _, slice_files in _slice_files(path, read_optimized) for f in slice_files)
     total = sum(os.path.getsize(f) for f in files)
     assert files and (read_optimized or archive != MOR_RO or any(".log." in f for f in files))
     for size_first in (True, False, True):

@@ -71,57 +71,52 @@ private[spark] case class PlannedSlice(
  *  metrics with plain loops on Scala 2.12 ([[SeqCompat]]). */
 private[spark] case class Directories(directories: Seq[PartitionDirectory], merged: Int, files: Int)
 
+private[spark] object Directories {
+  /** `directories` with their counts: a merged slice is a file carrying its slice description. */
+  def of(directories: Array[PartitionDirectory]): Directories = {
+    var merged, files = 0
+    directories.foreach { d =>
+      d.files.foreach(f => if (f.metadata.contains(HudiMdFileFormat.SliceKey)) merged += 1)
+      files += d.files.size
+    }
+    Directories(SeqCompat.wrapArray(directories), merged, files)
+  }
+}
+
 /** A `plan` answer: the header's counters and instant, and the slices. */
 private[spark] case class PlanResult(
     counters: ObjectNode,
     latestInstant: String,
     slices: IndexedSeq[PlannedSlice],
     reused: Boolean = false)(
-    // Spark's directories of every slice (how many are merged slices, how many files), made once
-    // per answer: a repeated unfiltered query of a large table (100k files) reuses them instead of
-    // building (and counting) 100k FileStatus objects again.
-    whole: java.util.concurrent.ConcurrentHashMap[Boolean, Directories] =
-      new java.util.concurrent.ConcurrentHashMap[Boolean, Directories](),
-    // The bytes and the files the slices read (`sizeInBytes`, `inputFiles`), by read_optimized:
-    // Spark's statistics ask for the size at every plan with a join (~10 ms over 100k slices).
-    sizes: java.util.concurrent.ConcurrentHashMap[Boolean, java.lang.Long] =
-      new java.util.concurrent.ConcurrentHashMap[Boolean, java.lang.Long](),
-    files: java.util.concurrent.ConcurrentHashMap[Boolean, Array[String]] =
-      new java.util.concurrent.ConcurrentHashMap[Boolean, Array[String]](),
-    filteredBy: java.util.LinkedHashMap[(Boolean, Expression), Directories] = PlanResult.filteredCache()) {
+    // What is made from the slices, once per answer, shared by its reuses.
+    views: AnswerViews = new AnswerViews) {
 
+  /** Spark's directories of every slice: a repeated unfiltered query of a large table (100k
+   *  files) reuses them instead of building (and counting) 100k FileStatus objects again. */
   def directories(readOptimized: Boolean, build: => Directories): Directories =
-    whole.computeIfAbsent(readOptimized, _ => build)
+    views.whole.computeIfAbsent(readOptimized, _ => build)
 
   /** Those of the directories of every slice (`all`) that a partition predicate (`keep`) keeps:
    *  `all` itself when it keeps every partition (a join on a partition column infers
    *  `isnotnull(dt)`). Held per predicate (`key`: the predicate bound to the partition values and
-   *  canonicalized; the last [[PlanResult.FilteredCapacity]]) unless `key` is None (a predicate
+   *  canonicalized; the last [[AnswerViews.FilteredCapacity]]) unless `key` is None (a predicate
    *  whose answer may change: a subquery's, a nondeterministic one). */
   def filtered(readOptimized: Boolean, key: Option[Expression], all: Directories, keep: InternalRow => Boolean): Directories = {
+    val filteredBy = views.filteredBy
     val held = key.map(k => (readOptimized, k))
     held.flatMap(k => filteredBy.synchronized(Option(filteredBy.get(k)))).getOrElse {
-      val everything = all
-      val kept = everything.directories.filter(d => keep(d.values))
-      val found =
-        if (kept.size == everything.directories.size) everything
-        else {
-          val array = kept.toArray
-          var merged, files = 0
-          array.foreach { d =>
-            d.files.foreach(f => if (f.metadata.contains(HudiMdFileFormat.SliceKey)) merged += 1)
-            files += d.files.size
-          }
-          Directories(SeqCompat.wrapArray(array), merged, files)
-        }
+      val kept = all.directories.filter(d => keep(d.values))
+      val found = if (kept.size == all.directories.size) all else Directories.of(kept.toArray)
       held.foreach(k => filteredBy.synchronized(filteredBy.put(k, found)))
       found
     }
   }
 
-  /** The bytes of the slices' base files, and of their log files unless `readOptimized`. */
+  /** The bytes of the slices' base files, and of their log files unless `readOptimized`: Spark's
+   *  statistics ask at every plan with a join (~10 ms over 100k slices). */
   def sizeInBytes(readOptimized: Boolean): Long =
-    sizes.computeIfAbsent(readOptimized, _ => {
+    views.sizes.computeIfAbsent(readOptimized, _ => {
       var total = 0L
       var i = 0
       while (i < slices.length) {
@@ -135,21 +130,28 @@ private[spark] case class PlanResult(
 
   /** The slices' base files, then their log files unless `readOptimized` (a new array each call). */
   def inputFiles(readOptimized: Boolean): Array[String] =
-    files.computeIfAbsent(readOptimized, _ =>
+    views.files.computeIfAbsent(readOptimized, _ =>
       (slices.flatMap(_.baseFile) ++ (if (readOptimized) Nil else slices.flatMap(_.logFiles))).toArray).clone()
 
-  /** The same answer, held by the JVM and reused (its directories and sizes too). */
-  def asReused: PlanResult = copy(reused = true)(whole, sizes, files, filteredBy)
+  /** The same answer, held by the JVM and reused (with what was made from it). */
+  def asReused: PlanResult = copy(reused = true)(views)
 }
 
-private[spark] object PlanResult {
-  val FilteredCapacity = 8
-
-  def filteredCache(): java.util.LinkedHashMap[(Boolean, Expression), Directories] =
+/** What a [[PlanResult]] makes from its slices, by read_optimized (and partition predicate). */
+private[spark] final class AnswerViews {
+  import java.util.concurrent.ConcurrentHashMap
+  val whole = new ConcurrentHashMap[Boolean, Directories]()
+  val sizes = new ConcurrentHashMap[Boolean, java.lang.Long]()
+  val files = new ConcurrentHashMap[Boolean, Array[String]]()
+  val filteredBy: java.util.LinkedHashMap[(Boolean, Expression), Directories] =
     new java.util.LinkedHashMap[(Boolean, Expression), Directories](16, 0.75f, true) {
       override def removeEldestEntry(e: java.util.Map.Entry[(Boolean, Expression), Directories]): Boolean =
-        size() > FilteredCapacity
+        size() > AnswerViews.FilteredCapacity
     }
+}
+
+private[spark] object AnswerViews {
+  val FilteredCapacity = 8
 }
 
 /**
@@ -266,20 +268,16 @@ class HudiMdFileIndex(
     plan.slices.foreach { s =>
       groups.getOrElseUpdate(s.partitionPath, (s.values, mutable.ArrayBuffer.empty[PlannedSlice]))._2 += s
     }
-    val kept = groups.values.toSeq
-    var merged = 0
-    val directories = kept.map { case (values, slices) =>
+    val directories = groups.values.toSeq.map { case (values, slices) =>
       val files = slices.flatMap { s =>
-        if (!readOptimized && s.logFiles.nonEmpty) {
-          merged += 1
-          Some(sliceStatus(s))
-        } else
+        if (!readOptimized && s.logFiles.nonEmpty) Some(sliceStatus(s))
+        else
           s.baseFile.map(f =>
             FileStatusWithMetadata(new FileStatus(s.baseFileSize, false, 1, BlockSize, ModificationTime, new Path(f))))
       }
       PartitionDirectory(values, if (files.size == 1) SeqCompat.single(files.head) else SeqCompat.wrapArray(files.toArray))
     }.filter(_.files.nonEmpty).toArray
-    Directories(SeqCompat.wrapArray(directories), merged, directories.iterator.map(_.files.size).sum)
+    Directories.of(directories)
   }
 
   private def partitionIndex(name: String): Int =
