@@ -67,6 +67,36 @@ def test_backup_properties_is_used_when_main_is_corrupt(tmp_path: Path, table_pa
     assert hudi_md.open_table(str(dest)).table_name == "v8_nonpartitioned"
 
 
+def test_an_open_table_is_current_until_its_config_or_timeline_changes(tmp_path: Path, table_path) -> None:
+    # the Spark planner keeps tables open and asks at every request whether storage still holds
+    # them: unchanged bytes of hoodie.properties are the config it holds (not parsed again), other
+    # bytes are parsed and compared as properties
+    dest = tmp_path / "t"
+    shutil.copytree(table_path("sample_table/cow/v8_nonpartitioned.zip"), dest)
+    props = dest / ".hoodie/hoodie.properties"
+    original = props.read_bytes()
+    table = hudi_md.open_table(str(dest))
+    assert table.is_current()
+    assert TableConfig.load(table.storage, table.config) is table.config
+    props.write_bytes(b"#Updated at another time\n" + original)  # the same properties
+    reread = TableConfig.load(table.storage, table.config)
+    assert reread is not table.config and reread.props == table.config.props
+    assert table.is_current()
+    changed = dict(table.config.props, **{"hoodie.table.precombine.field": "changed_field"})
+    props.write_text(format_properties(changed))
+    assert not table.is_current()
+    props.write_bytes(original)
+    assert table.is_current()
+    (dest / ".hoodie/hoodie.properties.backup").write_bytes(original)
+    props.unlink()  # the backup holds the same bytes, read from another file
+    backup = TableConfig.load(table.storage, table.config)
+    assert backup is not table.config and backup.source.endswith("hoodie.properties.backup")
+    assert table.is_current()
+    props.write_bytes(original)
+    next(p for p in (dest / ".hoodie/timeline").iterdir() if p.is_file()).unlink()
+    assert not table.is_current()
+
+
 def test_missing_table(tmp_path: Path) -> None:
     with pytest.raises(TableNotFoundError, match="no Hudi table"):
         hudi_md.open_table(str(tmp_path))

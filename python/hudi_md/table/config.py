@@ -164,13 +164,17 @@ class TableConfig:
     props: Mapping[str, str]
     source: str = ""
     warnings: tuple[str, ...] = field(default=())
+    # the file's bytes, when parsed from them (a later read of the same bytes is this config)
+    data: bytes = field(default=b"", compare=False, repr=False)
 
     @classmethod
-    def load(cls, storage: Storage) -> TableConfig:
+    def load(cls, storage: Storage, known: TableConfig | None = None) -> TableConfig:
         """Read ``.hoodie/hoodie.properties``, falling back to the backup as Hudi does.
 
         The checksum (when present) must match; a file that fails it is only replaced by a
-        backup that passes, otherwise :class:`TableConfigError` names the file.
+        backup that passes, otherwise :class:`TableConfigError` names the file. ``known``: a
+        config loaded before, returned itself when the file read holds the bytes it was parsed
+        from (a table kept open checks its config at every request; parsing is most of that).
         """
         problems: list[str] = []
         for path in (PROPERTIES_FILE, PROPERTIES_BACKUP_FILE):
@@ -179,6 +183,8 @@ class TableConfig:
             except FileNotFoundError:
                 problems.append(f"{storage.uri(path)}: missing")
                 continue
+            if known is not None and known.data and data == known.data and known.source == storage.uri(path):
+                return known
             try:
                 config = cls.from_bytes(data, storage.uri(path))
             except TableConfigError as e:
@@ -216,7 +222,7 @@ class TableConfig:
         version = props.get(TABLE_VERSION)
         if version is None or not version.isdigit():
             raise TableConfigError(source, f"{TABLE_VERSION} missing or not a number: {version!r}")
-        return cls(props=props, source=source)
+        return cls(props=props, source=source, data=data)
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return self.props.get(key, default)

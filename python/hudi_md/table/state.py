@@ -83,14 +83,17 @@ class TableSource(Protocol):
 GUESSED_TIMELINE = (".hoodie/timeline", 2)
 
 
-def _config_and_timeline(storage: Storage, path: str, layout: int) -> tuple[TableConfig, Timeline | None]:
-    """The table config, and the timeline at ``path`` listed in the same round trip (None if that
-    listing failed). A failed config read raises."""
+def _config_and_timeline(
+    storage: Storage, path: str, layout: int, known: TableConfig | None = None
+) -> tuple[TableConfig, Timeline | None]:
+    """The table config (``known`` itself if unchanged, :meth:`TableConfig.load`), and the
+    timeline at ``path`` listed in the same round trip (None if that listing failed). A failed
+    config read raises."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         asked = pool.submit(Timeline.load, storage, path, layout)
-        config = TableConfig.load(storage)
+        config = TableConfig.load(storage, known)
         try:
             return config, asked.result()
         except Exception:
@@ -212,14 +215,15 @@ class TableState:
         layout, path = config.timeline_layout_version, config.timeline_path
         try:
             if storage.is_local_disk:  # no round trip to save, and threads cost more than they do
-                props, timeline = TableConfig.load(storage), Timeline.load(storage, path, layout)
+                props, timeline = TableConfig.load(storage, config), Timeline.load(storage, path, layout)
             else:
-                props, timeline = _config_and_timeline(storage, path, layout)
+                props, timeline = _config_and_timeline(storage, path, layout, config)
         except Exception:  # the table is opened again, which reports it
             return False
         if timeline is None:
             return False
-        return props.props == config.props and _instant_files(timeline) == _instant_files(self.timeline)
+        same_config = props is config or props.props == config.props
+        return same_config and _instant_files(timeline) == _instant_files(self.timeline)
 
     def storage_stats(self) -> dict[str, int]:
         """Requests and bytes this table's storage has served so far."""
