@@ -222,8 +222,7 @@ class TableState:
             return False
         if timeline is None:
             return False
-        same_config = props is config or props.props == config.props
-        return same_config and _instant_files(timeline) == _instant_files(self.timeline)
+        return props.props == config.props and _instant_files(timeline) == _instant_files(self.timeline)
 
     def storage_stats(self) -> dict[str, int]:
         """Requests and bytes this table's storage has served so far."""

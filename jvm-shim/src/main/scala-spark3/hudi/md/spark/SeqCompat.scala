@@ -54,7 +54,7 @@ object SeqCompat {
     }
 
   /** How many functions' counts a wrapped array keeps (Spark's scan maps with two). */
-  private[spark] val KeptCounts = 4
+  private val KeptCounts = 4
 
   private final class ArrayOfRefs[T <: AnyRef](val array: Array[T]) extends mutable.WrappedArray[T] with Serializable {
     def elemTag: ClassTag[T] = ClassTag(array.getClass.getComponentType)
