@@ -27,8 +27,11 @@ def test_the_layers_hold() -> None:
 
 def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
-    shutil.copytree(REPO / "python" / "hudi_md", tmp_path / "python" / "hudi_md",
-                    ignore=shutil.ignore_patterns("jars", "__pycache__"))
+    shutil.copytree(
+        REPO / "python" / "hudi_md",
+        tmp_path / "python" / "hudi_md",
+        ignore=shutil.ignore_patterns("jars", "__pycache__"),
+    )
     storage = tmp_path / "python" / "hudi_md" / "storage" / "base.py"
     # a function-local import counts as much as a module-level one
     storage.write_text(storage.read_text() + "\n\ndef _upward() -> None:\n    import hudi_md.table.config\n")

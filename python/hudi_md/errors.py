@@ -63,9 +63,7 @@ class UnsupportedSparkVersionError(HudiMdError, ValueError):
     """The Spark (PySpark) version has no ``hudi-md`` shim; ``supported`` lists the Spark lines."""
 
     def __init__(self, version: str, supported: tuple[str, ...]) -> None:
-        super().__init__(
-            f"hudi-md's Spark shim supports Spark {', '.join(supported)}, not Spark {version}"
-        )
+        super().__init__(f"hudi-md's Spark shim supports Spark {', '.join(supported)}, not Spark {version}")
         self.version = version
         self.supported = supported
 

@@ -22,11 +22,9 @@ MDT_ARCHIVES = [
     for a in archives()
     if "_meta" in a
     or "v9_timebased" in a
-    or ("rollback.zip" in a
-    and "v9" in a)
+    or ("rollback.zip" in a and "v9" in a)
     or "v8_trips" in a
-    or ("overwrite.zip" in a
-    and "v9" in a)
+    or ("overwrite.zip" in a and "v9" in a)
 ]
 
 

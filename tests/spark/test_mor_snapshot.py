@@ -265,7 +265,6 @@ def test_type_mismatch_fails_naming_the_column(hudi_spark, table_path) -> None:
 # --- a table written right before the read -----------------------------------------------------------
 
 
-
 def _txns(path: str, ids: list[str], regions: list[str], amount: int, ts: int) -> pa.Table:
     """Rows with the table's own schema (an existing row, changed): a write with fewer columns
     would change the table schema."""
