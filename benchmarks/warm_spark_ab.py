@@ -15,6 +15,11 @@ table, so the medians are given per window of plans: 10-50, 50-100, 100-end; ``l
 
 The machine's speed moves between processes by more than a change to the shim does, so only
 alternating processes of both jars can show one.
+
+``--floor`` adds a process per round and query that plans the same query over one Parquet file
+(one base file of the table's middle partition, ``dt`` a column of it, not a partition) read by
+Spark's own Parquet source with its schema given: Spark's analysis, optimizer and planning of the
+same query shape over a one-file listing, the floor any file index is planned above.
 """
 
 from __future__ import annotations
@@ -56,7 +61,9 @@ def child(jar: str, table: str, where: str | None, plans: int) -> dict:
     """One process: ``plans`` plans of the query with ``jar`` as the shim."""
     import hudi_md.spark.session as session
 
-    session.jar_path = lambda spark_version=None: jar
+    floor = jar.startswith("floor:")
+    if not floor:
+        session.jar_path = lambda spark_version=None: jar
     from pyspark.sql import SparkSession
 
     builder = (
@@ -74,9 +81,15 @@ def child(jar: str, table: str, where: str | None, plans: int) -> dict:
     other = None
     if where and where.startswith("join:"):
         other = spark.createDataFrame([(where.split(":", 1)[1],)], ["dt"])
+    # the floor's schema is inferred once, outside the plans (inference runs a Spark job)
+    floor_file = jar.split(":", 1)[1] if floor else None
+    floor_schema = spark.read.parquet(floor_file).schema if floor_file else None
     for _ in range(plans):
         start = time.perf_counter()
-        df = spark.read.format("hudi-md").load(table)
+        if floor_file:
+            df = spark.read.schema(floor_schema).parquet(floor_file)
+        else:
+            df = spark.read.format("hudi-md").load(table)
         if other is not None:
             df = df.join(other, "dt")
         elif where:
@@ -98,12 +111,29 @@ def child(jar: str, table: str, where: str | None, plans: int) -> dict:
     return out
 
 
+def floor_file(table: Path, partition: str) -> Path:
+    """One base file of ``partition`` with its ``dt`` as a column (written once, beside the table)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = table.parent / f"{table.name}-floor" / f"{partition}.parquet"
+    if not out.exists():
+        (base,) = sorted((table / f"dt={partition}").glob("*.parquet"))[:1]  # hive-style (scale_tables.py)
+        rows = pq.read_table(base)
+        if "dt" not in rows.column_names:
+            rows = rows.append_column("dt", pa.array([partition] * rows.num_rows, pa.string()))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows, out)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", default=str(REPO / "build" / "plan-scale" / "t100000"))
     ap.add_argument("--plans", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--queries", default="none", help="none, eq (dt = the middle partition), join (on dt)")
+    ap.add_argument("--floor", action="store_true", help="also Spark's own Parquet source over one file")
     ap.add_argument("--child", nargs=3, metavar=("JAR", "WHERE", "PLANS"), help=argparse.SUPPRESS)
     ap.add_argument("jars", nargs="*", metavar="NAME=JAR")
     args = ap.parse_args()
@@ -115,6 +145,8 @@ def main() -> None:
     middle = f"p{n // 2 + 1:07d}"
     wheres = {"none": "", "eq": f"dt = '{middle}'", "join": f"join:{middle}"}
     jars = dict(j.split("=", 1) for j in args.jars)
+    if args.floor:
+        jars["floor"] = "floor:" + str(floor_file(Path(args.table), middle))
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     runs = []
     for r in range(args.rounds):
