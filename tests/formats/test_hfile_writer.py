@@ -206,6 +206,34 @@ def test_round_trip(case: str, compression: str) -> None:
         assert {len(row) + 2 for _, _, row in index} >= {128, 302, 2002}
 
 
+def deflate_bodies(data: bytes) -> list[tuple[bytes, bytes]]:
+    """Every GZ data block's (deflate stream on disk, uncompressed payload)."""
+    out = []
+    for off, magic, _, payload in blocks(data):
+        if magic == MAGIC_DATA:
+            h = parse_header(data, off)
+            member = data[off + 33 : off + h.on_disk_data_size]
+            out.append((member[10:-8], payload))  # the gzip member's 10-byte header, 8-byte trailer
+    return out
+
+
+@pytest.mark.skipif(not CLASSIC_ZLIB, reason="zlib-ng deflates differently")
+@pytest.mark.parametrize("level", [1, 3, 9])
+def test_deflate_level_is_the_blocks_and_reads_back_the_same_cells(level: int) -> None:
+    cells, block_size = ROUND_TRIPS["many-blocks"]
+    default = write_hfile(cells, block_size=block_size, create_time_ms=0)
+    assert write_hfile(cells, block_size=block_size, create_time_ms=0, deflate_level=6) == default
+    data = write_hfile(cells, block_size=block_size, create_time_ms=0, deflate_level=level)
+    assert_reads_back(data, cells, {}, {})
+    found = deflate_bodies(data)
+    assert len(found) > 10
+    for body, payload in found:
+        deflater = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+        assert body == deflater.compress(payload) + deflater.flush()
+    if level == 1:
+        assert data != default
+
+
 def test_long_index_keys_are_hadoop_vints() -> None:
     cells = [(b"x" * n, b"v") for n in (126, 300, 1000)]  # index keys of 128, 302 and 1002 bytes
     data = write_hfile(cells, block_size=1, compression="NONE")
@@ -370,8 +398,9 @@ def test_hudi_rs_reads_rewritten_mdt_base_files(table_path, tmp_path: Path) -> N
         relative = str(path.relative_to(metadata))
         expected = mdt_rows(table, relative)
         original = path.read_bytes()
-        # One cell per block: every lookup crosses a multi-entry root index.
-        ours = rewrite(original, block_size=1, keep_create_time=False)
+        # One cell per block: every lookup crosses a multi-entry root index; at the record
+        # index's deflate level (metadata/writer.py), not Java's
+        ours = rewrite(original, block_size=1, keep_create_time=False, deflate_level=3)
         assert ours != original
         if expected:
             assert HFileReader.from_bytes(ours).trailer.data_index_count == len(expected)
@@ -460,6 +489,9 @@ def test_unsupported_compression(compression: str) -> None:
 def test_argument_errors() -> None:
     with pytest.raises(ValueError, match="block_size"):
         HFileWriter(block_size=0)
+    for level in (0, 10, True, "6"):
+        with pytest.raises(ValueError, match="deflate_level"):
+            HFileWriter(deflate_level=level)  # type: ignore[arg-type]
     w = HFileWriter(compression="none")
     with pytest.raises(ValueError, match="empty"):
         w.append(b"", b"v")

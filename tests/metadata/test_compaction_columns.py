@@ -162,7 +162,7 @@ def _event(records: list, writer: MetadataTableWriter):
     from hudi_md.metadata.record_index_columns import cell_event
 
     ordered = sorted(records, key=lambda r: r.key.encode("utf-8"))
-    reader = HFileReader.from_bytes(writer.hfile_bytes(ordered, base_file=False))
+    reader = HFileReader.from_bytes(writer.hfile_bytes(ordered[0].partition, ordered, base_file=False))
     return cell_event(reader.scan_columns(), reader.schema, "test")
 
 

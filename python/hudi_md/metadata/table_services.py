@@ -198,14 +198,14 @@ def _compacted_base_file(
     )
     if found is not None:
         keys, values = found
-        return writer.hfile_of_columns(keys, values, base_file=True), len(keys)
+        return writer.hfile_of_columns(partition, keys, values, base_file=True), len(keys)
     merged = reader.read_slice_records(file_slice)
     live = [
         MdtRecord(partition, k, to_payload(v))
         for k, v in sorted(merged.items(), key=lambda kv: kv[0].encode("utf-8"))
         if v is not None and keep_after_compaction(v)
     ]
-    return writer.hfile_bytes(live, base_file=True), len(live)
+    return writer.hfile_bytes(partition, live, base_file=True), len(live)
 
 
 def keep_after_compaction(record: dict[str, Any]) -> bool:

@@ -58,6 +58,11 @@ FILE_GROUP_COUNT_KEYS = {
 COMPACT_MAX_DELTA_COMMITS = "hoodie.metadata.compact.max.delta.commits"
 COMPACT_MAX_DELTA_COMMITS_DEFAULT = 10
 HFILE_BLOCK_SIZE = 1024 * 1024
+# GZ level of the MDT's HFile blocks: Java's default (Hudi's bytes), but for the record index,
+# whose cells (one per record, ~80 bytes, ~20x smaller deflated) a commit writes by the million:
+# zlib's level 3 deflates them in half the CPU time of level 6 (1M cells: 0.35 -> 0.16 s) into
+# ~35 % more bytes (3.7 -> 5.0 MB), read as fast. Level 1 is no faster on them and larger still.
+HFILE_DEFLATE_LEVEL = {K.RECORD_INDEX: 3}
 MDT_BLOOM_ENTRIES, MDT_BLOOM_FPP, MDT_BLOOM_MAX = 10000, 1e-9, 100000
 
 _FG_PREFIX = {
@@ -172,20 +177,23 @@ class MetadataTableWriter:
         """A record payload's Avro bytes (the writer's record schema)."""
         return self._encode(payload)
 
-    def hfile_of_columns(self, keys: pa.Array, values: pa.Array, *, base_file: bool) -> bytes:
-        """An HFile of cells given as Arrow columns: ``keys`` unique and sorted by their bytes,
-        ``values`` the encoded records."""
+    def hfile_of_columns(self, partition: str, keys: pa.Array, values: pa.Array, *, base_file: bool) -> bytes:
+        """An HFile of MDT ``partition`` of cells given as Arrow columns: ``keys`` unique and sorted
+        by their bytes, ``values`` the encoded records."""
         cells = _Cells(keys.cast(pa.string()), pc.dictionary_encode(values.cast(pa.binary())))
-        return self.hfile_cells_bytes(cells, base_file=base_file)
+        return self.hfile_cells_bytes(partition, cells, base_file=base_file)
 
-    def hfile_bytes(self, records: Sequence[MdtRecord], *, base_file: bool) -> bytes:
-        """An HFile of ``records`` (unique keys, sorted by their bytes)."""
-        return self.hfile_cells_bytes(_Cells.of_records(records, self._encode), base_file=base_file)
+    def hfile_bytes(self, partition: str, records: Sequence[MdtRecord], *, base_file: bool) -> bytes:
+        """An HFile of MDT ``partition`` of ``records`` (unique keys, sorted by their bytes)."""
+        cells = _Cells.of_records(records, self._encode)
+        return self.hfile_cells_bytes(partition, cells, base_file=base_file)
 
-    def hfile_cells_bytes(self, cells: _Cells, *, base_file: bool) -> bytes:
+    def hfile_cells_bytes(self, partition: str, cells: _Cells, *, base_file: bool) -> bytes:
         from hudi_md.formats.hfile import HFileWriter
+        from hudi_md.formats.hfile.writer import DEFAULT_DEFLATE_LEVEL
 
-        writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ")
+        level = HFILE_DEFLATE_LEVEL.get(partition, DEFAULT_DEFLATE_LEVEL)
+        writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ", deflate_level=level)
         writer.append_columns(cells.keys, cells.values)
         writer.add_file_info("schema", self._schema_json.encode("utf-8"))
         if base_file and len(cells.keys):
@@ -201,13 +209,15 @@ class MetadataTableWriter:
             writer.add_file_info("maxRecordKey", cells.keys[-1].as_py().encode("utf-8"))
         return writer.finish()
 
-    def _log_file_bytes(self, instant: str, upserts: _Cells | None, deletes: Sequence[MdtRecord]) -> bytes:
+    def _log_file_bytes(
+        self, partition: str, instant: str, upserts: _Cells | None, deletes: Sequence[MdtRecord]
+    ) -> bytes:
         from hudi_md.formats.logfile import DeleteRecord
         from hudi_md.formats.logfile_writer import delete_block, hfile_data_block
 
         out = b""
         if upserts is not None:
-            block = self.hfile_cells_bytes(upserts, base_file=False)
+            block = self.hfile_cells_bytes(partition, upserts, base_file=False)
             out += hfile_data_block(block, self._schema_json, instant)
         if deletes or upserts is None:
             records = [DeleteRecord(d.key, d.partition, 0) for d in deletes]
@@ -261,7 +271,7 @@ class MetadataTableWriter:
         for partition, index, deletes, upserts, count in groups:
             fg = file_group_id(partition, index)
             name = f".{fg}_{instant}.log.1_{WRITE_TOKEN}"
-            data = self._log_file_bytes(instant, upserts, deletes)
+            data = self._log_file_bytes(partition, instant, upserts, deletes)
             self.storage.write_bytes(f"{partition}/{name}", data)
             result.log_files.setdefault(partition, []).append((name, len(data)))
             stat = mdt_write_stat(partition, fg, name, len(data), count, log=True)
@@ -387,7 +397,7 @@ class MetadataTableWriter:
         for index, group in sorted(groups.items()):
             fg = file_group_id(partition, index)
             base_name = f"{fg}_{WRITE_TOKEN}_{instant}.hfile"
-            data = self.hfile_bytes(_dedupe(group), base_file=True)
+            data = self.hfile_bytes(partition, _dedupe(group), base_file=True)
             self.storage.write_bytes(f"{partition}/{base_name}", data)
             stats.append(mdt_write_stat(partition, fg, base_name, len(data), len(group), log=False))
         for version, batch in enumerate(batches, start=2):
@@ -395,7 +405,7 @@ class MetadataTableWriter:
             for index, group in sorted(later.items()):
                 fg = file_group_id(partition, index)
                 name = f".{fg}_{instant}.log.{version}_{WRITE_TOKEN}"
-                block = self.hfile_bytes(_dedupe(group), base_file=False)
+                block = self.hfile_bytes(partition, _dedupe(group), base_file=False)
                 data = hfile_data_block(block, self._schema_json, instant)
                 self.storage.write_bytes(f"{partition}/{name}", data)
                 stats.append(mdt_write_stat(partition, fg, name, len(data), len(group), log=True))

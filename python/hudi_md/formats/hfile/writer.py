@@ -83,7 +83,8 @@ _INDEX_ENTRY = struct.Struct(">qi")
 # wrapper (wbits=31) writes OS 3 instead, so we frame raw deflate ourselves to match Hudi exactly.
 _GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x00"
 _GZIP_TRAILER = struct.Struct("<II")
-_DEFLATE_LEVEL = 6  # java.util.zip.Deflater.DEFAULT_COMPRESSION maps to zlib level 6
+# java.util.zip.Deflater.DEFAULT_COMPRESSION maps to zlib level 6: the bytes Hudi writes
+DEFAULT_DEFLATE_LEVEL = 6
 
 # File-info keys the writer owns (names as in Hudi's HFileInfo).
 LAST_KEY = "hfile.LASTKEY"
@@ -194,7 +195,8 @@ class HFileWriter:
         data = w.finish()
 
     ``create_time_ms`` is the ``hfile.CREATE_TIME_TS`` file-info value (default: now); pass it to
-    make the output reproducible.
+    make the output reproducible. ``deflate_level`` (GZ): zlib's 1-9; the default is Java's, whose
+    output is byte for byte Hudi's. Any level reads the same everywhere.
     """
 
     def __init__(
@@ -204,6 +206,7 @@ class HFileWriter:
         compression: str = "GZ",
         comparator: str = DEFAULT_COMPARATOR,
         create_time_ms: int | None = None,
+        deflate_level: int = DEFAULT_DEFLATE_LEVEL,
     ) -> None:
         if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
             raise InvalidOptionError(f"block_size must be a positive int, not {block_size!r}")
@@ -214,8 +217,11 @@ class HFileWriter:
             )
         if not isinstance(comparator, str) or not comparator:
             raise InvalidOptionError(f"comparator must be a non-empty class name, not {comparator!r}")
+        if isinstance(deflate_level, bool) or deflate_level not in range(1, 10):
+            raise InvalidOptionError(f"deflate_level must be an int from 1 to 9, not {deflate_level!r}")
         self._block_size = block_size
         self._codec = codec
+        self._deflate_level = deflate_level
         self._comparator = comparator
         # HFileContext takes System.currentTimeMillis() when the writer is set up, not at close.
         self._create_time_ms = int(time.time() * 1000) if create_time_ms is None else int(create_time_ms)
@@ -424,7 +430,7 @@ class HFileWriter:
             return payload
         # One gzip member per block, as Hudi (and Hadoop's GzipCodec) write; with classic zlib at
         # Java's default level the deflate stream is the same bytes java.util.zip produces.
-        deflater = zlib.compressobj(_DEFLATE_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+        deflater = zlib.compressobj(self._deflate_level, zlib.DEFLATED, -zlib.MAX_WBITS)
         body = deflater.compress(payload) + deflater.flush()
         return _GZIP_HEADER + body + _GZIP_TRAILER.pack(zlib.crc32(payload), len(payload) & 0xFFFFFFFF)
 
@@ -531,11 +537,16 @@ def write_hfile(
     compression: str = "GZ",
     comparator: str = DEFAULT_COMPARATOR,
     create_time_ms: int | None = None,
+    deflate_level: int = DEFAULT_DEFLATE_LEVEL,
 ) -> bytes:
     """One-shot helper: an HFile of ``entries`` (in strictly increasing key order), ``file_info`` and
     ``meta_blocks``; the other options are :class:`HFileWriter`'s."""
     writer = HFileWriter(
-        block_size=block_size, compression=compression, comparator=comparator, create_time_ms=create_time_ms
+        block_size=block_size,
+        compression=compression,
+        comparator=comparator,
+        create_time_ms=create_time_ms,
+        deflate_level=deflate_level,
     )
     writer.append_all(entries)
     for name, value in (file_info or {}).items():

@@ -1,0 +1,93 @@
+"""The MDT's HFile blocks are deflated at Java's default level (Hudi's bytes), but the record
+index's at the level metadata/writer.py gives it (its cells are per record: the commit's largest
+MDT cost); every one reads back through our reader and hudi-rs reads the table."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hudi_md
+from hudi_md.formats.hfile import HFileReader
+from hudi_md.formats.hfile._layout import HEADER_SIZE, MAGIC_DATA, TRAILER_SIZE, block_payload, parse_header
+from hudi_md.formats.hfile.writer import DEFAULT_DEFLATE_LEVEL
+from hudi_md.formats.logfile import LogBlockType, read_log_file
+from hudi_md.metadata import keys as K
+from hudi_md.metadata.writer import HFILE_DEFLATE_LEVEL
+from hudi_md.storage import BytesInputFile
+
+CLASSIC_ZLIB = "ng" not in zlib.ZLIB_RUNTIME_VERSION.lower()
+pytestmark = pytest.mark.skipif(not CLASSIC_ZLIB, reason="zlib-ng deflates differently")
+
+OPTIONS = {
+    "hoodie.table.name": "t",
+    "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.partitionpath.field": "p",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.metadata.record.index.enable": "true",
+}
+
+
+def _rows(start: int, n: int, ts: int) -> pa.Table:
+    ids = range(start, start + n)
+    return pa.table({"id": [f"id{i:06d}" for i in ids], "p": [f"p{i % 3}" for i in ids], "ts": [ts] * n})
+
+
+def _hfiles(mdt: Path) -> list[tuple[str, bytes]]:
+    """(MDT partition, HFile bytes) of every base file and HFile log block."""
+    found = []
+    for path in sorted(mdt.glob("*/*")):
+        if path.name.endswith(".hfile"):
+            found.append((path.parent.name, path.read_bytes()))
+        elif ".log." in path.name:
+            for block in read_log_file(BytesInputFile(path.read_bytes(), str(path))):
+                if block.block_type is LogBlockType.HFILE_DATA:
+                    found.append((path.parent.name, block.hfile_bytes()))
+    return found
+
+
+def _data_blocks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """Every data block's (deflate stream on disk, payload) of a GZ HFile."""
+    codec = HFileReader.from_bytes(data).trailer.compression_codec
+    out, pos = [], 0
+    while pos < len(data) - TRAILER_SIZE:
+        h = parse_header(data, pos)
+        if h.magic == MAGIC_DATA:
+            member = data[pos + HEADER_SIZE : pos + h.on_disk_data_size]
+            out.append((member[10:-8], block_payload(data, pos, h, codec, verify=True)))
+        pos += h.total_size
+    return out
+
+
+def test_the_record_index_is_deflated_at_its_level_and_the_rest_at_javas(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    hudi_md.write(_rows(0, 3000, 1), str(path), operation="bulk_insert", options=OPTIONS)
+    hudi_md.write(_rows(2000, 2000, 2), str(path), operation="upsert", options=OPTIONS)
+    assert HFILE_DEFLATE_LEVEL[K.RECORD_INDEX] != DEFAULT_DEFLATE_LEVEL
+    levels: dict[str, set[int]] = {}
+    for partition, data in _hfiles(path / ".hoodie" / "metadata"):
+        level = HFILE_DEFLATE_LEVEL.get(partition, DEFAULT_DEFLATE_LEVEL)
+        for body, payload in _data_blocks(data):
+            deflater = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+            assert body == deflater.compress(payload) + deflater.flush(), partition
+            levels.setdefault(partition, set()).add(level)
+    assert levels[K.RECORD_INDEX] == {HFILE_DEFLATE_LEVEL[K.RECORD_INDEX]}
+    assert levels[K.FILES] == {DEFAULT_DEFLATE_LEVEL}
+    # every key's record-index location is the file group whose latest base file holds it
+    # (hudi-rs's latest slices, read by pyarrow's Parquet reader)
+    import hudi
+    import pyarrow.parquet as pq
+
+    expected = {}
+    for s in hudi.HudiTableBuilder.from_base_uri(str(path)).build().get_file_slices():
+        base = path / s.partition_path / s.base_file_name
+        for key in pq.read_table(base, columns=["_hoodie_record_key"]).column(0).to_pylist():
+            expected[key] = (s.partition_path, s.file_id)
+    assert sorted(expected) == [f"id{i:06d}" for i in range(4000)]
+    mdt = hudi_md.open_table(str(path)).metadata_table
+    assert mdt is not None
+    located = mdt.record_index([*expected, "id004000"])
+    assert {k: (v.partition_path, v.file_id) for k, v in located.items()} == expected
