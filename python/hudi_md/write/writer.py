@@ -28,6 +28,7 @@ from hudi_md.formats.commit_metadata_writer import (
     stats_by_partition,
 )
 from hudi_md.metadata import keys as K
+from hudi_md.metadata import metrics
 from hudi_md.metadata.lifecycle import fill_index_source_fields
 from hudi_md.table.config import TableConfig
 from hudi_md.table.timeline import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, Timeline
@@ -385,23 +386,24 @@ class HudiWriter(WritableTable):
             partition_to_replace_file_ids=dict(replaced) if overwrite else None,
         )
         if config.metadata_partitions:
-            available = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
-            types = {f.name: f.type for f in avro_schema_to_arrow(session.avro_schema)}
-            records = mdt_records_for_commit(
-                txn.instant,
-                results,
-                available,
-                types,
-                before=self.state(),
-                replaced=replaced,
-                replaced_keys=replaced_keys,
-            )
-            txn.write_metadata(config, records, partitions=available)
-            if K.COLUMN_STATS in config.metadata_partitions:
-                # An MDT created before the first commit knew no columns; name them now.
-                fill_index_source_fields(
-                    self.storage, index_columns(session.cfg, config, session.avro_schema)
+            with metrics.timed("commit_upkeep"):  # the commit's MDT records and deltacommit
+                available = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
+                types = {f.name: f.type for f in avro_schema_to_arrow(session.avro_schema)}
+                records = mdt_records_for_commit(
+                    txn.instant,
+                    results,
+                    available,
+                    types,
+                    before=self.state(),
+                    replaced=replaced,
+                    replaced_keys=replaced_keys,
                 )
+                txn.write_metadata(config, records, partitions=available)
+                if K.COLUMN_STATS in config.metadata_partitions:
+                    # An MDT created before the first commit knew no columns; name them now.
+                    fill_index_source_fields(
+                        self.storage, index_columns(session.cfg, config, session.avro_schema)
+                    )
         self.check_step("after_mdt_commit")
         self.check_step("before_complete")
         completion = None
