@@ -6,8 +6,8 @@
 Figures are ratios between runs in the same process on the same machine (MDT on / MDT off), never
 absolute targets: by the wall clock, and for the local engine also by this process's CPU time (the
 local writer runs in this process, so its CPU time is the commit's cost even on a shared machine).
-The modes run in ABBA order (on, off, off, on, ...): a run after the other mode's upsert is not
-always the same mode. For the local engine the MDT upkeep's share is also measured within each
+The modes run in ABBA order (on, off, off, on, ...) after a discarded first run: a run after the
+other mode's upsert is not always the same mode, and no mode pays for the process's first run. For the local engine the MDT upkeep's share is also measured within each
 commit with the MDT on: the CPU time of its MDT work (``hudi_md.metadata.metrics``: the commit's
 MDT records and deltacommit, MDT initialisation, MDT compaction) over the commit's; the between-run
 noise of writing the Parquet files (±0.3-0.5 s at 1M rows) does not reach it.
@@ -133,6 +133,11 @@ def main() -> None:
         default=1,
         help="runs of each mode, in ABBA order (on, off, off, on, ...); the figures are medians",
     )
+    ap.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="skip the discarded first run (without the MDT) that grows the process's heap first",
+    )
     args = ap.parse_args()
     spark = None
     if args.engine == "spark":
@@ -147,6 +152,10 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     for n in args.rows or [1_000_000]:
         runs_on, runs_off = [], []
+        if not args.no_warmup:
+            # the first run of a process pays for growing its heap (page faults, system CPU time),
+            # which later runs reuse: ~1 s at 1M rows, several at 10M
+            run(n, False, args.engine, args.table_type, spark)
         for i in range(args.repeats):
             for mdt in (True, False) if i % 2 == 0 else (False, True):
                 (runs_on if mdt else runs_off).append(run(n, mdt, args.engine, args.table_type, spark))
@@ -163,6 +172,7 @@ def main() -> None:
             "load_avg": os.getloadavg(),
             "commit": commit,
             "repeats": args.repeats,
+            "warmup": not args.no_warmup,
         }
         if args.engine == "local":
             for op, key in (("insert", "insert_cpu_s"), ("upsert", "upsert_10pct_cpu_s")):
