@@ -7,10 +7,11 @@ Figures are ratios between runs in the same process on the same machine (MDT on 
 absolute targets: by the wall clock, and for the local engine also by this process's CPU time (the
 local writer runs in this process, so its CPU time is the commit's cost even on a shared machine).
 The modes run in ABBA order (on, off, off, on, ...) after a discarded first run: a run after the
-other mode's upsert is not always the same mode, and no mode pays for the process's first run. For the local engine the MDT upkeep's share is also measured within each
-commit with the MDT on: the CPU time of its MDT work (``hudi_md.metadata.metrics``: the commit's
-MDT records and deltacommit, MDT initialisation, MDT compaction) over the commit's; the between-run
-noise of writing the Parquet files (±0.3-0.5 s at 1M rows) does not reach it.
+other mode's upsert is not always the same mode, and no mode pays for the process's first run.
+For the local engine the MDT upkeep's share is also measured within each commit with the MDT on:
+the CPU time of its MDT work (``hudi_md.metadata.metrics``: the commit's MDT records and
+deltacommit, MDT initialisation, MDT compaction) over the commit's; the between-run noise of
+writing the Parquet files (±0.3-0.5 s at 1M rows) does not reach it.
 Results are appended to benchmarks/results/write_bench.jsonl.
 """
 
