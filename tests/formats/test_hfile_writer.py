@@ -15,6 +15,7 @@ from types import ModuleType
 import fastavro
 import pytest
 
+from hfile_blocks import gz_data_blocks
 from hudi_md.formats.hfile import HFileReader, HFileWriter, write_hfile
 from hudi_md.formats.hfile import writer as writer_module
 from hudi_md.formats.hfile._layout import (
@@ -206,17 +207,6 @@ def test_round_trip(case: str, compression: str) -> None:
         assert {len(row) + 2 for _, _, row in index} >= {128, 302, 2002}
 
 
-def deflate_bodies(data: bytes) -> list[tuple[bytes, bytes]]:
-    """Every GZ data block's (deflate stream on disk, uncompressed payload)."""
-    out = []
-    for off, magic, _, payload in blocks(data):
-        if magic == MAGIC_DATA:
-            h = parse_header(data, off)
-            member = data[off + 33 : off + h.on_disk_data_size]
-            out.append((member[10:-8], payload))  # the gzip member's 10-byte header, 8-byte trailer
-    return out
-
-
 @pytest.mark.skipif(not CLASSIC_ZLIB, reason="zlib-ng deflates differently")
 @pytest.mark.parametrize("level", [1, 3, 9])
 def test_deflate_level_is_the_blocks_and_reads_back_the_same_cells(level: int) -> None:
@@ -225,7 +215,7 @@ def test_deflate_level_is_the_blocks_and_reads_back_the_same_cells(level: int) -
     assert write_hfile(cells, block_size=block_size, create_time_ms=0, deflate_level=6) == default
     data = write_hfile(cells, block_size=block_size, create_time_ms=0, deflate_level=level)
     assert_reads_back(data, cells, {}, {})
-    found = deflate_bodies(data)
+    found = gz_data_blocks(data)
     assert len(found) > 10
     for body, payload in found:
         deflater = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)

@@ -11,8 +11,7 @@ import pyarrow as pa
 import pytest
 
 import hudi_md
-from hudi_md.formats.hfile import HFileReader
-from hudi_md.formats.hfile._layout import HEADER_SIZE, MAGIC_DATA, TRAILER_SIZE, block_payload, parse_header
+from hfile_blocks import gz_data_blocks
 from hudi_md.formats.hfile.writer import DEFAULT_DEFLATE_LEVEL
 from hudi_md.formats.logfile import LogBlockType, read_log_file
 from hudi_md.metadata import keys as K
@@ -49,19 +48,6 @@ def _hfiles(mdt: Path) -> list[tuple[str, bytes]]:
     return found
 
 
-def _data_blocks(data: bytes) -> list[tuple[bytes, bytes]]:
-    """Every data block's (deflate stream on disk, payload) of a GZ HFile."""
-    codec = HFileReader.from_bytes(data).trailer.compression_codec
-    out, pos = [], 0
-    while pos < len(data) - TRAILER_SIZE:
-        h = parse_header(data, pos)
-        if h.magic == MAGIC_DATA:
-            member = data[pos + HEADER_SIZE : pos + h.on_disk_data_size]
-            out.append((member[10:-8], block_payload(data, pos, h, codec, verify=True)))
-        pos += h.total_size
-    return out
-
-
 def test_the_record_index_is_deflated_at_its_level_and_the_rest_at_javas(tmp_path: Path) -> None:
     path = tmp_path / "t"
     hudi_md.write(_rows(0, 3000, 1), str(path), operation="bulk_insert", options=OPTIONS)
@@ -70,7 +56,7 @@ def test_the_record_index_is_deflated_at_its_level_and_the_rest_at_javas(tmp_pat
     levels: dict[str, set[int]] = {}
     for partition, data in _hfiles(path / ".hoodie" / "metadata"):
         level = HFILE_DEFLATE_LEVEL.get(partition, DEFAULT_DEFLATE_LEVEL)
-        for body, payload in _data_blocks(data):
+        for body, payload in gz_data_blocks(data):
             deflater = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
             assert body == deflater.compress(payload) + deflater.flush(), partition
             levels.setdefault(partition, set()).add(level)
