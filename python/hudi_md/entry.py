@@ -9,27 +9,88 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hudi_md.errors import InvalidOptionError
+from hudi_md.write.config import OPERATION, OPERATIONS
 from hudi_md.write.writer import HudiWriter
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def write(data: Any, uri: str, *, operation: str = "upsert", options: Mapping[str, Any] | None = None) -> str:
-    """Write ``data`` (a PySpark DataFrame or a ``pyarrow.Table``) to the Hudi table at ``uri``.
+def write(
+    data: Any, uri: str, *, operation: str | None = None, options: Mapping[str, Any] | None = None
+) -> str:
+    """Write ``data`` to the Hudi table at ``uri``; returns the instant time of the commit.
 
-    Returns the instant time of the commit. ``options`` take Hudi's keys
-    (``hoodie.table.name``, ``hoodie.datasource.write.recordkey.field``, ...) with Hudi's defaults;
-    other keys go to fsspec as storage options.
+    ``data``: a ``pyarrow.Table``, ``RecordBatch`` or ``RecordBatchReader``, a pandas or polars
+    DataFrame (anything with the Arrow C stream interface), or a PySpark DataFrame (written by the
+    Spark executors). ``operation``: ``upsert`` (the default), ``insert``, ``bulk_insert``,
+    ``delete``, ``insert_overwrite``, ``insert_overwrite_table`` or ``delete_partition``; it may be
+    given as Hudi's ``hoodie.datasource.write.operation`` option instead (both, when they differ,
+    are refused). ``options`` take Hudi's keys (``hoodie.table.name``,
+    ``hoodie.datasource.write.recordkey.field``, ...) with Hudi's defaults; other keys go to
+    fsspec as storage options.
     """
-    if isinstance(data, pa.RecordBatch):
-        data = pa.Table.from_batches([data])
-    if isinstance(data, pa.Table):
-        return HudiWriter(uri, options).write(data, operation).instant
-    # Imported here: PySpark is an optional dependency.
-    from hudi_md.spark.writer import write_dataframe
+    operation = resolve_operation(operation, options)
+    if _is_spark_dataframe(data):
+        # Imported here: PySpark is an optional dependency.
+        from hudi_md.spark.writer import write_dataframe
 
-    return write_dataframe(data, uri, operation=operation, options=options)
+        return write_dataframe(data, uri, operation=operation, options=options)
+    table = as_arrow_table(data)
+    return HudiWriter(uri, options).write(table, operation).instant
+
+
+def resolve_operation(operation: str | None, options: Mapping[str, Any] | None) -> str:
+    """The write operation: ``operation``, else ``hoodie.datasource.write.operation``, else
+    ``upsert``; names are Hudi's (case-insensitive). Unknown names, and an argument and option
+    that disagree, raise :class:`InvalidOptionError`."""
+    given = None if options is None else options.get(OPERATION)
+    names = {}
+    for source, value in (("operation", operation), (OPERATION, given)):
+        if value is None or str(value).strip() == "":
+            continue
+        name = str(value).strip().lower()
+        if name not in OPERATIONS:
+            raise InvalidOptionError(
+                f"{source}={value!r} is not an operation: use one of {', '.join(OPERATIONS)}"
+            )
+        names[source] = name
+    if len(set(names.values())) > 1:
+        raise InvalidOptionError(
+            f"operation={operation!r} and {OPERATION}={given!r} disagree: give the operation once"
+        )
+    return next(iter(names.values()), "upsert")
+
+
+def _is_spark_dataframe(data: Any) -> bool:
+    module = type(data).__module__ or ""
+    return module.startswith("pyspark.") and type(data).__name__ == "DataFrame"
+
+
+def as_arrow_table(data: Any) -> pa.Table:
+    """``data`` as a ``pyarrow.Table``: Arrow tables, batches and batch readers (read to the end),
+    pandas DataFrames (without their index), polars DataFrames, and anything else that exports
+    the Arrow C stream interface (``__arrow_c_stream__``). Anything else raises
+    :class:`InvalidOptionError` naming its type."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    module = type(data).__module__ or ""
+    if module.startswith("pandas.") and type(data).__name__ == "DataFrame":
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if module.startswith("polars.") and hasattr(data, "to_arrow"):
+        return data.to_arrow()
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.table(data)
+    raise InvalidOptionError(
+        f"data of type {type(data).__module__}.{type(data).__qualname__} cannot be written: pass a "
+        "pyarrow Table, RecordBatch or RecordBatchReader, a pandas or polars DataFrame, or a PySpark "
+        "DataFrame"
+    )
 
 
 def schedule_indexing(
@@ -80,4 +141,4 @@ def drop_index(uri: str, partitions: Sequence[str], *, options: Mapping[str, Any
     return list(drop_metadata_indexes(HudiWriter(uri, options), partitions).metadata_partitions)
 
 
-__all__ = ["drop_index", "run_indexing", "schedule_indexing", "write"]
+__all__ = ["as_arrow_table", "drop_index", "resolve_operation", "run_indexing", "schedule_indexing", "write"]

@@ -173,3 +173,53 @@ class EngineJobError(HudiMdError):
     def __init__(self, message: str, cancelled: bool = False) -> None:
         super().__init__(message)
         self.cancelled = cancelled
+
+
+class SchemaEvolutionError(HudiMdError, ValueError):
+    """A write's records do not fit the table's schema as Apache Hudi 1.2 evolves it: a column's
+    type changes in a way Hudi does not promote, a new column is not nullable, or a value cannot
+    be converted to the column's type. Nothing was written."""
+
+
+class MissingSchemaFieldError(SchemaEvolutionError):
+    """The records lack columns the table has (Apache Hudi's ``MissingSchemaFieldException``);
+    ``fields`` names them (nested ones dotted). Nothing was written. Hudi's opt-ins fill them with
+    nulls instead (``hoodie.write.set.null.for.missing.columns=true``) or drop them from the table
+    (``hoodie.datasource.write.schema.allow.auto.evolution.column.drop=true``)."""
+
+    def __init__(self, table: str, fields: Sequence[str]) -> None:
+        super().__init__(
+            f"{table}: the records lack the table's column(s) {', '.join(fields)}; a write must carry "
+            "every column of the table (set hoodie.write.set.null.for.missing.columns=true to write "
+            "nulls into them instead). Nothing was written"
+        )
+        self.table = table
+        self.fields = list(fields)
+
+
+class IncompatibleSchemaChangeError(SchemaEvolutionError):
+    """A column's type in the records cannot become the table's type or replace it; ``column``,
+    ``table_type`` and ``incoming_type`` name them. Nothing was written."""
+
+    def __init__(
+        self, table: str, column: str, table_type: str, incoming_type: str, reason: str = ""
+    ) -> None:
+        super().__init__(
+            f"{table}: column {column} is {table_type} in the table and {incoming_type} in the records; "
+            + (reason or "Apache Hudi promotes neither type to the other")
+            + ". Nothing was written"
+        )
+        self.table = table
+        self.column = column
+        self.table_type = table_type
+        self.incoming_type = incoming_type
+
+
+class RecordMergeError(HudiMdError, ValueError):
+    """Records cannot be merged by the table's rules, where Apache Hudi 1.2 fails on the same input:
+    under ``EVENT_TIME_ORDERING`` a record with a null ordering value meets another version of
+    its key (in the batch or in the table). ``keys`` names some of them. Nothing was written."""
+
+    def __init__(self, message: str, keys: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.keys = list(keys)

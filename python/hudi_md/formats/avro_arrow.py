@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_md.errors import UnsupportedFeatureError
+from hudi_md.formats.promotion import promote
 
 __all__ = [
     "META_COLUMNS",
@@ -27,6 +28,7 @@ __all__ = [
     "avro_records_to_arrow",
     "avro_schema_to_arrow",
     "avro_type_to_arrow",
+    "cast_array",
     "with_meta_columns",
 ]
 
@@ -274,7 +276,7 @@ def align_to_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
             column = table.column(field.name)
             if not column.type.equals(field.type):
                 column = pa.chunked_array(
-                    [_cast(chunk, field.type) for chunk in column.chunks], type=field.type
+                    [cast_array(chunk, field.type) for chunk in column.chunks], type=field.type
                 )
             columns.append(column)
         else:
@@ -282,7 +284,7 @@ def align_to_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
+def cast_array(array: pa.Array, target: pa.DataType) -> pa.Array:
     source = array.type
     if source.equals(target):
         return array
@@ -295,7 +297,7 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
         for i in range(target.num_fields):
             tf = target.field(i)
             if tf.name in source_names:
-                child = _cast(array.field(tf.name), tf.type)
+                child = cast_array(array.field(tf.name), tf.type)
             else:
                 child = pa.nulls(len(array), tf.type)
             children.append(child)
@@ -305,19 +307,21 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
         assert isinstance(array, (pa.ListArray, pa.LargeListArray))
         offsets, values = _rebased(array, array.values)
         cls = pa.LargeListArray if pa.types.is_large_list(target) else pa.ListArray
-        return cls.from_arrays(offsets, _cast(values, target.value_type), type=target, mask=_mask(array))
+        return cls.from_arrays(offsets, cast_array(values, target.value_type), type=target, mask=_mask(array))
     if pa.types.is_map(source) and pa.types.is_map(target):
         assert isinstance(array, pa.MapArray)
         offsets, keys = _rebased(array, array.keys)
         _, items = _rebased(array, array.items)
         return pa.MapArray.from_arrays(
             offsets,
-            _cast(keys, target.key_type),
-            _cast(items, target.item_type),
+            cast_array(keys, target.key_type),
+            cast_array(items, target.item_type),
             type=target,
             mask=_mask(array),
         )
-    return array.cast(target)
+    # A column the table promoted (int -> long -> ... -> string) reads older files' values
+    # converted as Hudi converts them.
+    return promote(array, target)
 
 
 def _rebased(array: pa.Array, child: pa.Array) -> tuple[pa.Array, pa.Array]:

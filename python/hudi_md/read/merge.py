@@ -22,20 +22,29 @@ This follows Hudi 1.x's file group reader (``KeyBasedFileGroupRecordBuffer`` and
   re-insert with a smaller ordering value than the base row brings the *base* row back. That is
   what Hudi 1.x (and hudi-rs 0.5.0) return, and it is kept on purpose.
 
+Writers merge by the same rules, here too (one record merger): :func:`dedupe` (the records of
+one write among themselves, local and Spark), :func:`merge_with_stored` (a COW update against the
+stored row) and :func:`stored_ordering_nulls` (the check MOR appends need). Where Hudi 1.2 fails
+on an input they refuse it (:class:`~hudi_md.errors.RecordMergeError`): under event time a null
+ordering value that must be compared with another version of its key (Hudi 1.2 throws a
+``NullPointerException`` or ``ClassCastException`` there, or in MOR writes a table it then cannot
+read).
+
 Everything here works on Arrow tables and plain Python values, so merging is testable without
 files; :mod:`hudi_md.read.slice_reader` turns log blocks into those inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
+from hudi_md.errors import InvalidOptionError, RecordMergeError, UnsupportedFeatureError
 from hudi_md.formats.avro_arrow import align_to_schema
 from hudi_md.table import config as cfg
 from hudi_md.table.config import TableConfig
@@ -46,8 +55,13 @@ __all__ = [
     "LogEntry",
     "LogRecordBuffer",
     "MergeSpec",
+    "StoredMerge",
+    "dedupe",
+    "delete_mask",
     "merge_with_base",
+    "merge_with_stored",
     "record_keys",
+    "stored_ordering_nulls",
 ]
 
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
@@ -452,3 +466,179 @@ def merge_with_base(base: pa.Table | None, log: LogRecordBuffer) -> pa.Table:
     if not log_rows:
         return kept_base
     return pa.concat_tables([kept_base, log_table.take(pa.array(log_rows, pa.int64()))])
+
+
+# --- merging a write's records (writers) ------------------------------------------------------------
+
+
+def delete_mask(table: pa.Table, merge: MergeSpec) -> pa.Array:
+    """Whether each record of a write is a delete (``_hoodie_is_deleted``, the custom marker,
+    ``_hoodie_operation = 'D'``), as a boolean array without nulls."""
+    return pa.array(delete_flags(table, merge), pa.bool_())
+
+
+def _ordering_columns(table: pa.Table, merge: MergeSpec) -> list[pa.ChunkedArray]:
+    out = []
+    for name in merge.ordering_fields:
+        if name in table.column_names:
+            out.append(table.column(name))
+        else:
+            out.append(pa.chunked_array([pa.nulls(table.num_rows, pa.int32())]))
+    return out
+
+
+def _shown_keys(keys: Iterable[Any], n: int = 5) -> str:
+    items = [str(k) for k in keys]
+    more = f" and {len(items) - n} more" if len(items) > n else ""
+    return ", ".join(items[:n]) + more
+
+
+def dedupe(rows: pa.Table, by: Sequence[str], merge: MergeSpec, *, order: str | None = None) -> pa.Table:
+    """One record per ``by`` group (partition and record key) of a write's records, the one that
+    wins by the table's rules (Hudi's ``deduplicateRecords``): under event time the largest
+    ordering value (several ordering fields compare in turn), a tie going to the later record;
+    under commit time the later record. Deletes (``_hoodie_is_deleted``) take part like records.
+    ``order``: a column giving the records' order (default: row order). The survivors keep their
+    relative order.
+
+    Under event time a group of two or more records with a null ordering value raises
+    :class:`RecordMergeError` (Hudi 1.2 fails on it with a ``NullPointerException``).
+    """
+    n = rows.num_rows
+    if n <= 1:
+        return rows
+    position = pa.array(np.arange(n, dtype=np.int64))
+    cols: dict[str, Any] = {f"g{i}": rows.column(c) for i, c in enumerate(by)}
+    cols["_seq"] = rows.column(order) if order is not None else position
+    cols["_pos"] = position
+    event = merge.event_time and bool(merge.ordering_fields)
+    if event:
+        for i, column in enumerate(_ordering_columns(rows, merge)):
+            cols[f"o{i}"] = column
+    t = pa.table(cols)
+    groups = [f"g{i}" for i in range(len(by))]
+    counts = t.group_by(groups).aggregate([([], "count_all")])
+    if counts.num_rows == n:
+        return rows
+    if event:
+        _refuse_null_duplicates(t, groups, counts, len(merge.ordering_fields), by)
+    sort = [(g, "ascending") for g in groups]
+    if event:
+        sort += [(f"o{i}", "ascending") for i in range(len(merge.ordering_fields))]
+    sort.append(("_seq", "ascending"))
+    ordered = t.sort_by(sort)
+    changed = np.zeros(n, dtype=bool)
+    changed[-1] = True
+    for g in groups:
+        column = ordered.column(g).combine_chunks()
+        same = pc.equal(column.slice(1), column.slice(0, n - 1))
+        changed[:-1] |= ~pc.fill_null(same, False).to_numpy(zero_copy_only=False)
+        # two nulls are one group (a null partition or key field)
+        both_null = pc.and_(column.slice(1).is_null(), column.slice(0, n - 1).is_null())
+        changed[:-1] &= ~both_null.to_numpy(zero_copy_only=False)
+    keep = np.sort(ordered.column("_pos").to_numpy()[changed])
+    return rows.take(pa.array(keep))
+
+
+def _refuse_null_duplicates(
+    t: pa.Table, groups: list[str], counts: pa.Table, n_ordering: int, by: Sequence[str]
+) -> None:
+    nulls = None
+    for i in range(n_ordering):
+        isnull = t.column(f"o{i}").is_null()
+        nulls = isnull if nulls is None else pc.or_(nulls, isnull)
+    if nulls is None or not pc.any(nulls).as_py():
+        return
+    dup = counts.filter(pc.greater(counts.column("count_all"), 1)).select(groups)
+    flagged = t.filter(nulls).select(groups).join(dup, groups, join_type="inner")
+    if flagged.num_rows:
+        keys = [tuple(r.values()) for r in flagged.to_pylist()]
+        raise RecordMergeError(
+            f"records with a null ordering value ({', '.join(by)} = {_shown_keys(keys)}) meet "
+            "other records of their key in the same write; under EVENT_TIME_ORDERING Apache Hudi "
+            "cannot order them (it fails with a NullPointerException). Give them ordering values, "
+            "or write with hoodie.write.record.merge.mode=COMMIT_TIME_ORDERING. Nothing was written",
+            [str(k) for k in keys],
+        )
+
+
+def _newer_or_equal(new: Sequence[Any], old: Sequence[Any]) -> pa.Array:
+    """Element-wise ``new >= old`` over ordering tuples (columns compared in turn)."""
+    result: Any = pa.array(np.ones(len(new[0]) if new else 0, dtype=bool))
+    for a, b in reversed(list(zip(new, old, strict=True))):
+        if not a.type.equals(b.type):
+            b = b.cast(a.type)
+        result = pc.or_(pc.greater(a, b), pc.and_(pc.equal(a, b), result))
+    return result
+
+
+@dataclass(frozen=True)
+class StoredMerge:
+    """What a COW update keeps: ``keep_stored`` (a mask over the stored rows) and
+    ``write_incoming`` (a mask over the incoming records: those that win and are not deletes)."""
+
+    keep_stored: pa.Array
+    write_incoming: pa.Array
+
+
+def merge_with_stored(
+    stored: pa.Table, incoming: pa.Table, merge: MergeSpec, *, table: str = "table"
+) -> StoredMerge:
+    """Merge a write's records (one per key) with the stored rows of the same file group, by the
+    table's rules (a COW update; Hudi's merge handle): a record of a stored key replaces it when it
+    wins (commit time: always; event time: ordering value at least the stored one), a winning
+    delete removes it, a losing record is dropped; a record of a new key is written unless it is a
+    delete. Both tables need ``_hoodie_record_key`` and the ordering columns, in the same types.
+
+    Under event time a null ordering value on either side of a key raises
+    :class:`RecordMergeError` (Hudi 1.2 fails there).
+    """
+    stored_keys = stored.column(RECORD_KEY_COLUMN).combine_chunks()
+    in_keys = incoming.column(RECORD_KEY_COLUMN).combine_chunks()
+    deletes = delete_mask(incoming, merge)
+    if incoming.num_rows == 0:
+        return StoredMerge(pa.array(np.ones(stored.num_rows, dtype=bool)), pa.array([], pa.bool_()))
+    at = pc.index_in(in_keys, value_set=stored_keys)  # stored row of each incoming key, or null
+    matched = pc.is_valid(at)
+    wins: Any = matched
+    if merge.event_time and merge.ordering_fields and pc.any(matched).as_py():
+        rows = pc.fill_null(at, 0)
+        new_cols = [c.combine_chunks() for c in _ordering_columns(incoming, merge)]
+        old_cols = [c.combine_chunks().take(rows) for c in _ordering_columns(stored, merge)]
+        nulls: Any = None
+        for a, b in zip(new_cols, old_cols, strict=True):
+            either = pc.or_(a.is_null(), b.is_null())
+            nulls = either if nulls is None else pc.or_(nulls, either)
+        nulls = pc.and_(nulls, matched)
+        if pc.any(nulls).as_py():
+            keys = in_keys.filter(nulls).to_pylist()
+            raise RecordMergeError(
+                f"{table}: records of key(s) {_shown_keys(keys)} would update stored rows, and a null "
+                "ordering value is on one side; under EVENT_TIME_ORDERING Apache Hudi cannot order "
+                "them (it fails with a NullPointerException or ClassCastException). Give them "
+                "ordering values, or write with hoodie.write.record.merge.mode=COMMIT_TIME_ORDERING. "
+                "Nothing was written",
+                keys,
+            )
+        wins = pc.and_(matched, _newer_or_equal(new_cols, old_cols))
+    replaced = pc.fill_null(at.filter(wins), 0) if pc.any(wins).as_py() else pa.array([], pa.int32())
+    keep = np.ones(stored.num_rows, dtype=bool)
+    keep[replaced.to_numpy(zero_copy_only=False)] = False
+    # a record of a new key, or one that wins; never a delete
+    write = pc.and_(pc.or_(pc.invert(matched), wins), pc.invert(deletes))
+    return StoredMerge(pa.array(keep), write)
+
+
+def stored_ordering_nulls(stored: pa.Table, keys: pa.Array, merge: MergeSpec) -> list[str]:
+    """The ``keys`` whose stored row (``stored``: key and ordering columns) has a null ordering
+    value: under event time a record of such a key cannot be merged (see :func:`merge_with_stored`)."""
+    if not (merge.event_time and merge.ordering_fields) or stored.num_rows == 0:
+        return []
+    nulls: Any = None
+    for c in _ordering_columns(stored, merge):
+        isnull = c.is_null()
+        nulls = isnull if nulls is None else pc.or_(nulls, isnull)
+    if nulls is None or not pc.any(nulls).as_py():
+        return []
+    null_keys = stored.column(RECORD_KEY_COLUMN).filter(nulls)
+    return sorted(set(keys.filter(pc.is_in(keys, value_set=null_keys.combine_chunks())).to_pylist()))

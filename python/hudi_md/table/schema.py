@@ -30,8 +30,23 @@ def table_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> p
     else the Parquet schema of the latest base file. Hudi's five meta columns come first when the
     table populates them; dropped partition columns are appended as strings. Every top-level
     column is nullable (schema evolution can leave any of them null in older files). For a
-    time-travel read pass ``timeline.until(as_of)``.
+    time-travel read pass ``timeline.until(as_of)``: the rows as of an instant have that instant's
+    schema.
     """
+    schema = recorded_schema(storage, config, timeline) or pa.schema([])
+    if config.populate_meta_fields:
+        schema = with_meta_columns(schema)
+    if config.drop_partition_columns:
+        missing = [f for f in config.partition_fields if f not in schema.names]
+        schema = pa.schema([*schema, *(pa.field(f, pa.string()) for f in missing)])
+    return pa.schema([f.with_nullable(True) for f in schema])
+
+
+def recorded_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> pa.Schema | None:
+    """The table's schema as its writers recorded it (nullability as written, no meta columns
+    added): the latest completed commit's writer schema, else ``hoodie.table.create.schema``,
+    else the latest base file's Parquet schema; None for a table with none of them. The writer
+    evolves this schema (:mod:`hudi_md.write.evolution`)."""
     schema: pa.Schema | None = None
     for instant in reversed(timeline.write_timeline().instants):
         extra = timeline.metadata(instant).get("extraMetadata") or {}
@@ -43,14 +58,7 @@ def table_schema(storage: Storage, config: TableConfig, timeline: Timeline) -> p
         schema = parse_embedded_schema(config.create_schema, TableConfigError, "hoodie.properties")
     if schema is None:
         schema = _latest_base_file_schema(storage, config, timeline)
-    if schema is None:
-        schema = pa.schema([])
-    if config.populate_meta_fields:
-        schema = with_meta_columns(schema)
-    if config.drop_partition_columns:
-        missing = [f for f in config.partition_fields if f not in schema.names]
-        schema = pa.schema([*schema, *(pa.field(f, pa.string()) for f in missing)])
-    return pa.schema([f.with_nullable(True) for f in schema])
+    return schema
 
 
 def parse_embedded_schema(text: str, error: type[CorruptFileError], where: str) -> pa.Schema:

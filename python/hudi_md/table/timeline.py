@@ -276,26 +276,37 @@ class Timeline:
         return f"Timeline({self.name!r}, {len(self.instants)} instants)"
 
 
-def instant_validator(timeline: Timeline, as_of: str | None = None) -> Callable[[str], bool]:
+def instant_validator(timeline: Timeline, as_of: str | None = None) -> InstantValidity:
     """The ``is_valid_instant`` predicate Hudi's log scanner applies, for ``timeline`` read as of ``as_of``.
 
     Valid: completed commits, deltacommits and replacecommits at or before ``as_of``, and
     instants older than the first of them that are not pending (committed, then archived:
     ``containsOrBeforeTimelineStarts``). Pending instants, failed writes and anything after
-    ``as_of`` are not.
+    ``as_of`` are not. The predicate pickles (writers send it to Spark executors).
     """
     writes = [i.requested_time for i in timeline.write_timeline()]
-    completed = {t for t in writes if as_of is None or t <= as_of}
-    pending = {i.requested_time for i in timeline.pending()}
-    first = min(writes, default=None)
+    return InstantValidity(
+        completed=frozenset(t for t in writes if as_of is None or t <= as_of),
+        pending=frozenset(i.requested_time for i in timeline.pending()),
+        first=min(writes, default=None),
+        as_of=as_of,
+    )
 
-    def is_valid(instant: str) -> bool:
-        if as_of is not None and instant > as_of:
+
+@dataclass(frozen=True)
+class InstantValidity:
+    """Which instants' log blocks a reader merges (see :func:`instant_validator`)."""
+
+    completed: frozenset[str]
+    pending: frozenset[str]
+    first: str | None
+    as_of: str | None = None
+
+    def __call__(self, instant: str) -> bool:
+        if self.as_of is not None and instant > self.as_of:
             return False
-        if instant in completed:
+        if instant in self.completed:
             return True
-        if instant in pending:
+        if instant in self.pending:
             return False
-        return first is not None and instant < first
-
-    return is_valid
+        return self.first is not None and instant < self.first

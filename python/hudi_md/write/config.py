@@ -10,8 +10,10 @@ from typing import Any
 from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.lifecycle import indexed_columns
+from hudi_md.read.merge import MergeSpec
 from hudi_md.storage import Storage
 from hudi_md.table.config import PARTITION_FIELDS, TableConfig
+from hudi_md.write.evolution import ALLOW_COLUMN_DROP, RECONCILE_SCHEMA, SET_NULL_FOR_MISSING, SchemaOptions
 
 TABLE_NAME = "hoodie.table.name"
 DATABASE_NAME = "hoodie.database.name"
@@ -24,7 +26,9 @@ HIVE_STYLE = "hoodie.datasource.write.hive_style_partitioning"
 URL_ENCODE = "hoodie.datasource.write.partitionpath.urlencode"
 KEYGEN_TYPE = "hoodie.datasource.write.keygenerator.type"
 KEYGEN_CLASS = "hoodie.datasource.write.keygenerator.class"
-MERGE_MODE = "hoodie.record.merge.mode"
+MERGE_MODE = "hoodie.record.merge.mode"  # the table's key (hoodie.properties)
+WRITE_MERGE_MODE = "hoodie.write.record.merge.mode"  # the writer's key (Hudi 1.x), which wins
+OPERATION = "hoodie.datasource.write.operation"
 METADATA_ENABLE = "hoodie.metadata.enable"
 COLUMN_STATS_ENABLE = "hoodie.metadata.index.column.stats.enable"
 COLUMN_STATS_COLUMNS = "hoodie.metadata.index.column.stats.column.list"
@@ -175,6 +179,22 @@ def _int(options: Mapping[str, str], key: str, default: int) -> int:
         raise InvalidOptionError(f"{key} must be an integer, got {value!r}") from e
 
 
+def _merge_mode(opts: Mapping[str, str]) -> str | None:
+    """The merge mode the options name: Hudi's write key, else the table key; None if neither."""
+    for key in (WRITE_MERGE_MODE, MERGE_MODE):
+        raw = (opts.get(key) or "").strip()
+        if not raw:
+            continue
+        mode = raw.upper()
+        if mode not in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
+            raise InvalidOptionError(
+                f"{key}={raw} is not supported by hudi-md's writer: use EVENT_TIME_ORDERING or "
+                "COMMIT_TIME_ORDERING (CUSTOM mergers run Java code hudi-md cannot run)"
+            )
+        return mode
+    return None
+
+
 def _list(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
@@ -218,6 +238,20 @@ class WriteConfig:
     column_list_from_table: bool = False
     partitions_to_delete: tuple[str, ...] = ()
     static_overwrite_partitions: tuple[str, ...] = ()
+    schema_options: SchemaOptions = field(default_factory=SchemaOptions)
+    # how records merge (the table's rules: hudi_md.read.merge), None only in hand-built configs
+    merge: MergeSpec | None = None
+
+    def merge_spec(self) -> MergeSpec:
+        """The table's record merger rules (:mod:`hudi_md.read.merge`)."""
+        if self.merge is not None:
+            return self.merge
+        return MergeSpec(
+            record_key_fields=list(self.record_key_fields),
+            ordering_fields=list(self.ordering_fields),
+            merge_mode=self.merge_mode if self.ordering_fields else "COMMIT_TIME_ORDERING",
+            use_meta_key=True,
+        )
 
     @property
     def is_mor(self) -> bool:
@@ -259,11 +293,7 @@ class WriteConfig:
             hive = _bool(opts, HIVE_STYLE, False)
             url = _bool(opts, URL_ENCODE, False)
             keygen = _keygen(opts, record_keys, partitions)
-            merge_mode = opts.get(MERGE_MODE) or (
-                "EVENT_TIME_ORDERING" if ordering else "COMMIT_TIME_ORDERING"
-            )
-            if merge_mode not in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
-                raise InvalidOptionError(f"{MERGE_MODE}={merge_mode} is not supported by hudi-md's writer")
+            merge_mode = _merge_mode(opts) or ("EVENT_TIME_ORDERING" if ordering else "COMMIT_TIME_ORDERING")
             database = opts.get(DATABASE_NAME, "default")
         if not record_keys:
             raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
@@ -278,6 +308,15 @@ class WriteConfig:
                 f"need 0 < {KEEP_MIN_COMMITS} ({keep_min}) < {KEEP_MAX_COMMITS} ({keep_max})"
             )
         col_stats = _bool(opts, COLUMN_STATS_ENABLE, True)  # Spark writers default to true
+        if existing is not None:
+            merge = MergeSpec.from_config(existing)
+        else:
+            merge = MergeSpec(
+                record_key_fields=list(record_keys),
+                ordering_fields=list(ordering),
+                merge_mode=merge_mode if ordering else "COMMIT_TIME_ORDERING",
+                use_meta_key=True,
+            )
         return cls(
             table_name=table_name,
             database_name=database,
@@ -301,6 +340,11 @@ class WriteConfig:
             log_block_format=opts.get(LOG_BLOCK_FORMAT, "avro").lower(),
             parquet_bloom_filter=_bool(opts, PARQUET_BLOOM_FILTER, True),
             combine_before_insert=_bool(opts, COMBINE_BEFORE_INSERT, False),
+            schema_options=SchemaOptions(
+                set_null_for_missing=_bool(opts, SET_NULL_FOR_MISSING, False),
+                reconcile=_bool(opts, RECONCILE_SCHEMA, False),
+                allow_column_drop=_bool(opts, ALLOW_COLUMN_DROP, False),
+            ),
             partitions_to_delete=tuple(_list(opts.get(PARTITIONS_TO_DELETE))),
             static_overwrite_partitions=tuple(_list(opts.get(STATIC_OVERWRITE_PARTITIONS))),
             clean_automatic=_bool(opts, CLEAN_AUTOMATIC, True),
@@ -314,6 +358,7 @@ class WriteConfig:
             keep_max_commits=_int(opts, KEEP_MAX_COMMITS, 30),
             options=opts,
             concurrency=concurrency,
+            merge=merge,
         )
 
 
@@ -348,6 +393,10 @@ def check_options_match_table(opts: Mapping[str, str], existing: TableConfig) ->
         if keygen != existing.keygen.upper():
             key = KEYGEN_TYPE if KEYGEN_TYPE in opts else KEYGEN_CLASS
             differs(key, opts[key], existing.keygen)
+    mode = _merge_mode(opts)
+    if mode is not None and mode != existing.record_merge_mode:
+        key = WRITE_MERGE_MODE if opts.get(WRITE_MERGE_MODE, "").strip() else MERGE_MODE
+        differs(key, opts[key], existing.record_merge_mode)
     if opts.get(TABLE_TYPE, "").strip() and opts[TABLE_TYPE].strip().upper() != existing.table_type:
         differs(TABLE_TYPE, opts[TABLE_TYPE], existing.table_type)
     name = opts.get(TABLE_NAME, "").strip()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -17,10 +18,13 @@ import pyarrow.compute as pc
 from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.metadata.column_ranges import ranges_of_table
 from hudi_md.metadata.records_builder import ColumnRange
+from hudi_md.read.merge import MergeSpec
 from hudi_md.storage import Storage
+from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.layout import table_storage
 
-OP_COLUMN = "_hoodie_md_op"  # "U" upsert / "D" delete, only between tagging and writing
+OP_COLUMN = "_hoodie_md_op"  # only between tagging and writing: "U" upsert, "D" delete (by key),
+OP_DELETE_RECORD = "X"  # ... and "X" a record flagged deleted (_hoodie_is_deleted), ordered like one
 META_COLUMNS = [
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -59,6 +63,10 @@ class WriteContext:
     # available or being indexed): each is ~430 KB, too much to hold for every file of a
     # 100k-file commit when nothing indexes it (it is in the file's footer either way).
     index_blooms: bool = True
+    # the table's merge rules (None: built from the fields above) and, for MOR updates that must
+    # read their slice, which log blocks count (the timeline's instant validity)
+    merge: MergeSpec | None = None
+    validity: Callable[[str], bool] | None = None
 
     def storage(self) -> Storage:
         return table_storage(Storage(self.base_uri, self.storage_options), self.layout)
@@ -73,6 +81,7 @@ class FileGroupTask:
     base_instant: str | None = None
     prev_commit: str | None = None
     token: str = "0-0-0"  # write token, fixed at planning so markers can name the exact file
+    file_slice: FileSlice | None = None  # the latest slice an update writes onto
 
     def file_name(self, instant: str, is_mor: bool) -> str:
         if self.kind == "update" and is_mor:
@@ -213,15 +222,20 @@ def _write_stat(
 def execute(ctx: WriteContext, task: FileGroupTask, rows: pa.Table, task_partition_id: int = 0) -> TaskResult:
     """Write ``rows`` (data + ``_hoodie_record_key``/``_hoodie_partition_path`` + op column) to the group."""
     storage = ctx.storage()
-    upserts = rows.filter(pc.equal(rows.column(OP_COLUMN), "U")).drop_columns([OP_COLUMN])
-    deletes = rows.filter(pc.equal(rows.column(OP_COLUMN), "D"))
+    ops = rows.column(OP_COLUMN)
+    upserts = rows.filter(pc.equal(ops, "U")).drop_columns([OP_COLUMN])
+    flagged = rows.filter(pc.equal(ops, OP_DELETE_RECORD)).drop_columns([OP_COLUMN])
+    deletes = rows.filter(pc.equal(ops, "D"))
     deleted_keys = deletes.column("_hoodie_record_key").to_pylist()
     token = task.token
     if task.kind == "insert":
         return _write_new_base(ctx, storage, task, upserts, token, task_partition_id)
     if ctx.is_mor:
-        return _append_log(ctx, storage, task, upserts, deleted_keys, token, task_partition_id)
-    return _merge_base(ctx, storage, task, upserts, deleted_keys, token, task_partition_id)
+        return _append_log(ctx, storage, task, upserts, flagged, deleted_keys, token, task_partition_id)
+    incoming = (
+        pa.concat_tables([upserts, flagged], promote_options="default") if flagged.num_rows else upserts
+    )
+    return _merge_base(ctx, storage, task, incoming, deleted_keys, token, task_partition_id)
 
 
 def _arrow_schema(ctx: WriteContext) -> pa.Schema:
@@ -294,13 +308,13 @@ def _write_new_base(
     )
 
 
-def _merge_spec(ctx: WriteContext) -> Any:
-    from hudi_md.read.merge import MergeSpec
-
+def _merge_spec(ctx: WriteContext) -> MergeSpec:
+    if ctx.merge is not None:
+        return ctx.merge
     return MergeSpec(
         record_key_fields=list(ctx.record_key_fields),
         ordering_fields=list(ctx.ordering_fields),
-        merge_mode=ctx.merge_mode,
+        merge_mode=ctx.merge_mode if ctx.ordering_fields else "COMMIT_TIME_ORDERING",
         use_meta_key=True,
     )
 
@@ -309,74 +323,61 @@ def _merge_base(
     ctx: WriteContext,
     storage: Storage,
     task: FileGroupTask,
-    upserts: pa.Table,
+    incoming_rows: pa.Table,
     deleted_keys: list[str],
     token: str,
     tpid: int,
 ) -> TaskResult:
-    """COW update: a new version of the base file with updates applied and deletes removed."""
+    """COW update: a new version of the base file, the write's records merged with the stored
+    rows by the table's rules (:func:`hudi_md.read.merge.merge_with_stored`), deleted keys removed."""
     import pyarrow.parquet as pq
+
+    from hudi_md.formats.avro_arrow import align_to_schema
+    from hudi_md.read.merge import merge_with_stored
 
     assert task.base_file is not None
     old = pq.ParquetFile(pa.BufferReader(storage.read_bytes(task.base_file))).read()
     name = f"{task.file_id}_{token}_{ctx.instant}.parquet"
-    incoming = _with_meta(ctx, upserts, task, name, tpid)
+    incoming = _with_meta(ctx, incoming_rows, task, name, tpid)
     schema = incoming.schema
-    from hudi_md.formats.avro_arrow import align_to_schema
-
     old = align_to_schema(old, schema)
     old_keys = old.column("_hoodie_record_key")
-    in_keys = incoming.column("_hoodie_record_key")
-    if ctx.merge_mode == "EVENT_TIME_ORDERING" and ctx.ordering_fields and incoming.num_rows:
-        incoming = _drop_stale_updates(old, incoming, ctx.ordering_fields[0])
-        in_keys = incoming.column("_hoodie_record_key")
-    replaced = pc.is_in(
-        old_keys, value_set=pa.concat_arrays([in_keys.combine_chunks(), pa.array(deleted_keys, pa.string())])
-    )
-    kept = old.filter(pc.invert(replaced))
+    deleted = pa.array(deleted_keys, pa.string())
+    merged = merge_with_stored(old, incoming, _merge_spec(ctx), table=ctx.base_uri)
+    keep = pc.and_(merged.keep_stored, pc.invert(pc.is_in(old_keys.combine_chunks(), value_set=deleted)))
+    kept = old.filter(keep)
     kept = kept.set_column(
         schema.get_field_index("_hoodie_file_name"),
         "_hoodie_file_name",
         pa.array([name] * kept.num_rows, pa.string()),
     )
-    num_deleted = int(pc.sum(pc.is_in(old_keys, value_set=pa.array(deleted_keys, pa.string()))).as_py() or 0)
-    num_updated = int(pc.sum(pc.is_in(old_keys, value_set=in_keys.combine_chunks())).as_py() or 0)
-    new = pa.concat_tables([kept, incoming])
+    written = incoming.filter(merged.write_incoming)
+    old_key_set = old_keys.combine_chunks()
+    gone = old.filter(pc.invert(keep)).column("_hoodie_record_key").combine_chunks()
+    written_keys = written.column("_hoodie_record_key").combine_chunks()
+    num_updated = int(pc.sum(pc.is_in(written_keys, value_set=old_key_set)).as_py() or 0)
+    removed = gone.filter(pc.invert(pc.is_in(gone, value_set=written_keys)))
+    new = pa.concat_tables([kept, written])
     path, (res, bloom) = write_parquet_file(ctx, storage, task, new, name)
     stat = _write_stat(
         task,
         path,
         res.file_size,
         num_writes=new.num_rows,
-        num_inserts=incoming.num_rows - num_updated,
+        num_inserts=written.num_rows - num_updated,
         num_updates=num_updated,
-        num_deletes=num_deleted,
+        num_deletes=len(removed),
         is_log=False,
     )
+    new_keys = written_keys.filter(pc.invert(pc.is_in(written_keys, value_set=old_key_set)))
     return TaskResult(
         stat,
         {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
         bloom.serialize() if bloom and ctx.index_blooms else None,
         "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
-        inserted_keys=[],
-        deleted_keys=[k for k in deleted_keys if k in set(old_keys.to_pylist())],
+        inserted_keys=new_keys if len(new_keys) else [],
+        deleted_keys=removed.to_pylist(),
     )
-
-
-def _drop_stale_updates(old: pa.Table, incoming: pa.Table, ordering: str) -> pa.Table:
-    """Event-time ordering: an update whose ordering value is below the stored one is ignored."""
-    if old.schema.get_field_index(ordering) < 0:
-        return incoming
-    stored = dict(
-        zip(old.column("_hoodie_record_key").to_pylist(), old.column(ordering).to_pylist(), strict=True)
-    )
-    keep = []
-    for k, v in zip(
-        incoming.column("_hoodie_record_key").to_pylist(), incoming.column(ordering).to_pylist(), strict=True
-    ):
-        s = stored.get(k)
-        keep.append(s is None or v is None or not (s > v))
-    return incoming.filter(pa.array(keep, pa.bool_()))
 
 
 def _append_log(
@@ -384,14 +385,30 @@ def _append_log(
     storage: Storage,
     task: FileGroupTask,
     upserts: pa.Table,
+    flagged: pa.Table,
     deleted_keys: list[str],
     token: str,
     tpid: int,
 ) -> TaskResult:
-    """MOR update: one new log file for this deltacommit (data block and/or delete block)."""
+    """MOR update: one new log file for this deltacommit (a data block and/or a delete block).
+
+    As Apache Hudi's append handle writes them: updates go to the data block, deleted keys to
+    the delete block with the default ordering value (a delete by key wins over every earlier
+    record), records flagged deleted to the delete block with their own ordering value (ordered
+    like records when read). The slice is read (key and ordering columns) only where the merge
+    must know the stored state: a null ordering value there (refused), and whether a flagged
+    delete wins, so that the record index stays exact."""
     from hudi_md.formats.logfile import DeleteRecord
     from hudi_md.formats.logfile_writer import avro_data_block, delete_block, parquet_data_block
 
+    merge = _merge_spec(ctx)
+    event = merge.event_time and bool(merge.ordering_fields)
+    flagged_keys = flagged.column("_hoodie_record_key").to_pylist() if flagged.num_rows else []
+    removed = list(deleted_keys)
+    if event and (upserts.num_rows or flagged.num_rows):
+        removed += _check_against_slice(ctx, storage, task, upserts, flagged, merge)
+    elif flagged_keys:
+        removed += flagged_keys  # commit time: a later delete always wins
     name = f".{task.file_id}_{ctx.instant}.log.1_{token}"
     path = f"{task.partition_path}/{name}" if task.partition_path else name
     content = b""
@@ -401,8 +418,14 @@ def _append_log(
             content += parquet_data_block(records, ctx.table_schema_json, ctx.instant)
         else:
             content += avro_data_block(_to_avro_rows(records), ctx.table_schema_json, ctx.instant)
-    if deleted_keys:
-        content += delete_block([DeleteRecord(k, task.partition_path, 0) for k in deleted_keys], ctx.instant)
+    entries = [DeleteRecord(k, task.partition_path, 0) for k in deleted_keys]
+    if flagged_keys:
+        values = _ordering_values(flagged, merge) if event else [0] * len(flagged_keys)
+        entries += [
+            DeleteRecord(k, task.partition_path, v) for k, v in zip(flagged_keys, values, strict=True)
+        ]
+    if entries:
+        content += delete_block(entries, ctx.instant)
     storage.write_bytes(path, content)
     ranges = ranges_of_table(records, ctx.index_columns) if records is not None else {}
     n = records.num_rows if records is not None else 0
@@ -413,12 +436,161 @@ def _append_log(
         num_writes=n,
         num_inserts=0,
         num_updates=n,
-        num_deletes=len(deleted_keys),
+        num_deletes=len(entries),
         is_log=True,
-        total_log_records=n + len(deleted_keys),
-        total_log_blocks=int(records is not None) + int(bool(deleted_keys)),
+        total_log_records=n + len(entries),
+        total_log_blocks=int(records is not None) + int(bool(entries)),
     )
-    return TaskResult(stat, ranges, None, None, inserted_keys=[], deleted_keys=list(deleted_keys))
+    return TaskResult(stat, ranges, None, None, inserted_keys=[], deleted_keys=sorted(set(removed)))
+
+
+# Hudi's ordering value wrappers (HoodieAvroUtils.wrapValueIntoAvro) for each Arrow type.
+def _wrapper(t: pa.DataType) -> str | None:
+    if pa.types.is_boolean(t):
+        return "BooleanWrapper"
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
+        return "IntWrapper"
+    if pa.types.is_int64(t):
+        return "LongWrapper"
+    if pa.types.is_float32(t):
+        return "FloatWrapper"
+    if pa.types.is_float64(t):
+        return "DoubleWrapper"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "StringWrapper"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "BytesWrapper"
+    return None  # dates, timestamps, decimals: the plain value's own wrapper
+
+
+def _ordering_values(rows: pa.Table, merge: MergeSpec) -> list[Any]:
+    """Each flagged record's ordering value, wrapped as Hudi wraps the column's Java type."""
+    from hudi_md.formats.logfile_writer import WrappedValue
+
+    columns = []
+    for name in merge.ordering_fields:
+        if name not in rows.column_names:
+            columns.append([None] * rows.num_rows)
+            continue
+        col = rows.column(name)
+        wrapper = _wrapper(col.type)
+        values = col.to_pylist()
+        if pa.types.is_timestamp(col.type) and col.type.tz is None:
+            import datetime
+
+            values = [None if v is None else v.replace(tzinfo=datetime.timezone.utc) for v in values]
+        columns.append([v if wrapper is None or v is None else WrappedValue(wrapper, v) for v in values])
+    if len(columns) == 1:
+        return columns[0]
+    return [WrappedValue("ArrayWrapper", list(vs)) for vs in zip(*columns, strict=True)]
+
+
+def _check_against_slice(
+    ctx: WriteContext,
+    storage: Storage,
+    task: FileGroupTask,
+    upserts: pa.Table,
+    flagged: pa.Table,
+    merge: MergeSpec,
+) -> list[str]:
+    """Event time, MOR: refuse records whose key's base-file row has a null ordering value (Hudi
+    1.2 then writes a slice it cannot read), and return the flagged deletes that win over the
+    slice's current rows (the keys this commit removes from the record index)."""
+    import pyarrow.parquet as pq
+
+    from hudi_md.errors import RecordMergeError
+    from hudi_md.read.merge import merge_with_stored
+
+    keys = pa.concat_arrays(
+        [t.column("_hoodie_record_key").combine_chunks() for t in (upserts, flagged) if t.num_rows]
+    )
+    for t in (upserts, flagged):
+        if not t.num_rows:
+            continue
+        nulls = None
+        for f in merge.ordering_fields:
+            isnull = t.column(f).is_null() if f in t.column_names else pa.array([True] * t.num_rows)
+            nulls = isnull if nulls is None else pc.or_(nulls, isnull)
+        if nulls is not None and pc.any(nulls).as_py():
+            bad = t.filter(nulls).column("_hoodie_record_key").to_pylist()
+            raise RecordMergeError(
+                f"{ctx.base_uri}: records of key(s) {', '.join(bad[:5])} have a null ordering value and "
+                "would update stored rows; under EVENT_TIME_ORDERING Apache Hudi cannot order them (its "
+                "MOR table is then unreadable). Give them ordering values. Nothing was written",
+                bad,
+            )
+    columns = ["_hoodie_record_key", *merge.ordering_fields]
+    if task.base_file is not None and _may_hold_nulls(storage, task, merge.ordering_fields):
+        base = pq.ParquetFile(pa.BufferReader(storage.read_bytes(task.base_file)))
+        present = [c for c in columns if c in base.schema_arrow.names]
+        from hudi_md.read.merge import stored_ordering_nulls
+
+        bad = stored_ordering_nulls(base.read(columns=present), keys, merge)
+        if bad:
+            raise RecordMergeError(
+                f"{ctx.base_uri}: stored rows of key(s) {', '.join(bad[:5])} have a null ordering value; "
+                "under EVENT_TIME_ORDERING Apache Hudi cannot order an update against them (its MOR "
+                "table is then unreadable). Nothing was written",
+                bad,
+            )
+    if not flagged.num_rows:
+        return []
+    current = _slice_rows(ctx, storage, task, merge, columns)
+    flagged_meta = flagged.select([c for c in columns if c in flagged.column_names])
+    current = current.select([c for c in flagged_meta.column_names])
+    from hudi_md.formats.avro_arrow import align_to_schema
+
+    current = align_to_schema(current, flagged_meta.schema)
+    deletes = flagged_meta.append_column("_hoodie_is_deleted", pa.array([True] * flagged.num_rows))
+    outcome = merge_with_stored(current, deletes, merge)
+    gone = current.filter(pc.invert(outcome.keep_stored))
+    return gone.column("_hoodie_record_key").to_pylist()
+
+
+def _may_hold_nulls(storage: Storage, task: FileGroupTask, columns: list[str]) -> bool:
+    """From the base file's footer: whether any of ``columns`` may hold a null (no statistics,
+    or a null count above zero)."""
+    import pyarrow.parquet as pq
+
+    from hudi_md.metadata.column_ranges import parquet_footer
+
+    base = task.file_slice.base_file if task.file_slice is not None else None
+    if base is None or task.base_file is None:
+        return True
+    try:
+        meta = pq.read_metadata(pa.BufferReader(parquet_footer(storage, task.base_file, base.size)))
+    except (OSError, ValueError, pa.ArrowException):
+        return True
+    names = meta.schema.to_arrow_schema().names
+    for rg in range(meta.num_row_groups):
+        group = meta.row_group(rg)
+        for c in columns:
+            if c not in names:
+                return True
+            stats = group.column(names.index(c)).statistics
+            if stats is None or not stats.has_null_count or stats.null_count:
+                return True
+    return False
+
+
+def _slice_rows(
+    ctx: WriteContext, storage: Storage, task: FileGroupTask, merge: MergeSpec, columns: list[str]
+) -> pa.Table:
+    """The current merged rows (``columns``) of the slice an update writes onto."""
+    from hudi_md.read.slice_reader import read_file_slice
+
+    schema = _arrow_schema(ctx)
+    file_slice = task.file_slice
+    if file_slice is None or ctx.validity is None:
+        raise RuntimeError("an update task that reads its slice needs the slice and the instant validity")
+    return read_file_slice(
+        storage,
+        file_slice,
+        schema=schema,
+        merge=merge,
+        is_valid_instant=ctx.validity,
+        columns=[c for c in columns if c in schema.names],
+    )
 
 
 def _to_avro_rows(table: pa.Table) -> list[dict[str, Any]]:

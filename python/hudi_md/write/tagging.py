@@ -7,7 +7,7 @@ by one rule (:func:`records_per_file`) whether the rows are written locally or b
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +20,7 @@ from hudi_md.formats.avro_arrow import avro_schema_to_arrow
 from hudi_md.index.bloom import BloomFilter
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.column_ranges import columns_to_index, java_string_key, parquet_footer
+from hudi_md.read.merge import dedupe, delete_mask
 from hudi_md.read.slice_reader import SliceRowReader
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
@@ -28,7 +29,7 @@ from hudi_md.table.layout import layout_of
 from hudi_md.table.state import TableState
 from hudi_md.write import keygen
 from hudi_md.write.config import PARTITIONS_TO_DELETE, WriteConfig
-from hudi_md.write.file_groups import OP_COLUMN, FileGroupTask, WriteContext, new_file_id
+from hudi_md.write.file_groups import OP_COLUMN, OP_DELETE_RECORD, FileGroupTask, WriteContext, new_file_id
 from hudi_md.write.table_setup import META_FIELDS
 
 KEY_COLUMN = "_hoodie_record_key"
@@ -57,43 +58,42 @@ def records_per_file(cfg: WriteConfig, avg_record_bytes: int) -> int:
 
 def prepare_rows(cfg: WriteConfig, data: pa.Table, operation: str) -> pa.Table:
     """The rows with their record key, partition path and operation (``U``/``D``) columns,
-    deduplicated by key when the operation or options ask for it."""
+    deduplicated by key when the operation or options ask for it (by the table's merge rules,
+    :func:`hudi_md.read.merge.dedupe`)."""
     data = data.drop_columns([c for c in data.column_names if c in META_FIELDS or c == OP_COLUMN])
     keys = keygen.record_keys(data, cfg.record_key_fields, cfg.keygen)
     parts = keygen.partition_paths(
         data, cfg.partition_fields, hive_style=cfg.hive_style, url_encode=cfg.url_encode
     )
-    op = "D" if operation == "delete" else "U"
     rows = data.append_column(KEY_COLUMN, keys).append_column(PARTITION_COLUMN, parts)
-    rows = rows.append_column(OP_COLUMN, pa.array([op] * data.num_rows, pa.string()))
-    if operation in ("upsert", "delete") or cfg.combine_before_insert:
-        rows = dedupe(rows, cfg)
+    rows = rows.append_column(OP_COLUMN, operation_codes(cfg, rows, operation))
+    if needs_dedupe(cfg, operation):
+        rows = dedupe(rows, [PARTITION_COLUMN, KEY_COLUMN], cfg.merge_spec())
+    if operation not in ("upsert", "delete", "bulk_insert"):
+        # Inserts and overwrites write no record flagged deleted (Hudi 1.2 drops them; only
+        # bulk_insert writes them as they are)
+        rows = rows.filter(pc.not_equal(rows.column(OP_COLUMN), OP_DELETE_RECORD))
     return rows
 
 
-def dedupe(rows: pa.Table, cfg: WriteConfig) -> pa.Table:
-    """One row per (partition, key): the one with the largest ordering value (ties: the last)."""
-    if rows.num_rows <= 1:
-        return rows
+def operation_codes(cfg: WriteConfig, rows: pa.Table, operation: str) -> pa.Array:
+    """The op column of a write's records: ``D`` for a delete operation's keys (a commit-time
+    delete), ``X`` for a record flagged deleted (``_hoodie_is_deleted``, a custom delete marker;
+    a delete ordered like a record, except under bulk_insert, which writes it as it is), ``U``
+    otherwise."""
     n = rows.num_rows
-    idx = pa.array(range(n), pa.int64())
-    t = pa.table({"p": rows.column(PARTITION_COLUMN), "k": rows.column(KEY_COLUMN), "i": idx})
-    sort_keys = [("p", "ascending"), ("k", "ascending")]
-    if (
-        cfg.merge_mode == "EVENT_TIME_ORDERING"
-        and cfg.ordering_fields
-        and rows.schema.get_field_index(cfg.ordering_fields[0]) >= 0
-    ):
-        t = t.append_column("o", rows.column(cfg.ordering_fields[0]))
-        sort_keys.append(("o", "ascending"))
-    sort_keys.append(("i", "ascending"))
-    t = t.sort_by(sort_keys)
-    p, k = t.column("p").to_pylist(), t.column("k").to_pylist()
-    order = t.column("i").to_pylist()
-    keep = [order[j] for j in range(n) if j == n - 1 or (p[j], k[j]) != (p[j + 1], k[j + 1])]
-    if len(keep) == n:
-        return rows
-    return rows.take(pa.array(sorted(keep), pa.int64()))
+    if operation == "delete":
+        return pa.array(["D"] * n, pa.string())
+    if operation == "bulk_insert":
+        return pa.array(["U"] * n, pa.string())
+    flagged = delete_mask(rows, cfg.merge_spec())
+    return pc.if_else(flagged, pa.scalar(OP_DELETE_RECORD), pa.scalar("U"))
+
+
+def needs_dedupe(cfg: WriteConfig, operation: str) -> bool:
+    """Whether a write's records are merged by key first (Hudi: upserts and deletes always,
+    inserts and bulk inserts with ``hoodie.combine.before.insert``)."""
+    return operation in ("upsert", "delete") or cfg.combine_before_insert
 
 
 def existing_locations(
@@ -185,6 +185,7 @@ def update_task(s: FileSlice, token: str) -> FileGroupTask:
         base_instant=s.base_instant,
         prev_commit=s.base_instant,
         token=token,
+        file_slice=s,
     )
 
 
@@ -324,8 +325,10 @@ def write_context(
     config: TableConfig,
     instant: str,
     avro_schema: str,
+    validity: Callable[[str], bool] | None = None,
 ) -> WriteContext:
-    """What a file-group task needs to write its files, locally or on an executor."""
+    """What a file-group task needs to write its files, locally or on an executor; ``validity``:
+    the instant validity of the table's timeline (MOR updates may read their slice)."""
     return WriteContext(
         base_uri=uri,
         storage_options=storage_options,
@@ -340,4 +343,6 @@ def write_context(
         with_bloom=cfg.parquet_bloom_filter,
         layout=layout_of(config),
         index_blooms=K.BLOOM_FILTERS in (*config.metadata_partitions, *config.metadata_partitions_inflight),
+        merge=cfg.merge_spec(),
+        validity=validity,
     )

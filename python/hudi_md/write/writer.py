@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from hudi_md.errors import HeartbeatExpiredError, HudiMdError, InvalidOptionError
+from hudi_md.errors import (
+    HeartbeatExpiredError,
+    HudiMdError,
+    InvalidOptionError,
+    RecordMergeError,
+    SchemaEvolutionError,
+)
 from hudi_md.formats.avro_arrow import avro_schema_to_arrow
 from hudi_md.formats.commit_metadata_writer import (
     commit_metadata_record,
@@ -31,7 +37,8 @@ from hudi_md.metadata import keys as K
 from hudi_md.metadata import metrics
 from hudi_md.metadata.lifecycle import fill_index_source_fields
 from hudi_md.table.config import TableConfig
-from hudi_md.table.timeline import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, Timeline
+from hudi_md.table.schema import recorded_schema
+from hudi_md.table.timeline import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, Timeline, instant_validator
 from hudi_md.table.timeline_writer import new_instant_time
 from hudi_md.write import rollback as rollbacks
 from hudi_md.write import services
@@ -44,6 +51,7 @@ from hudi_md.write.config import (
     with_indexed_columns,
 )
 from hudi_md.write.conflicts import find_conflict
+from hudi_md.write.evolution import WriterSchema, evolve
 from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, execute
 from hudi_md.write.heartbeat import is_expired
 from hudi_md.write.lock import TableLock
@@ -71,7 +79,7 @@ from hudi_md.write.transaction import (
     marked_files,
 )
 
-__all__ = ["CommitCompletedError", "CommitResult", "Crash", "HudiWriter", "WriteSession"]
+__all__ = ["CommitCompletedError", "CommitResult", "Crash", "HudiWriter", "PreparedRecords", "WriteSession"]
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +122,19 @@ class WriteSession:
     avro_schema: str
     operation: str
     lock: TableLock | None = None
+    writer_schema: WriterSchema = field(default_factory=lambda: WriterSchema(pa.schema([])))
 
     @property
     def instant(self) -> str:
         return self.txn.instant
+
+
+@dataclass(frozen=True)
+class PreparedRecords:
+    """A write's records as the table takes them (:meth:`HudiWriter.prepare_records`)."""
+
+    writer_schema: WriterSchema
+    rows: pa.Table
 
 
 class CommitCompletedError(HudiMdError):
@@ -147,15 +164,58 @@ class HudiWriter(WritableTable):
         """One write, by the commit protocol. Single writer: all of it under the table lock.
         Optimistic concurrency control: the lock is held only to start the instant
         (:meth:`start_write`) and to commit it (:meth:`finish_commit`: conflict check, MDT
-        deltacommit, completion); data files are written outside it."""
+        deltacommit, completion); data files are written outside it.
+
+        Records the table's rules refuse (schema, values, merge) are refused before the instant
+        starts where the records alone decide it, and otherwise (a null ordering value meeting a
+        stored row) with the instant and its files removed: either way nothing is left behind."""
+        prepared = self.prepare_records(data, operation)
         session = self.start_write(operation, data.schema)
         try:
-            results, replaced = self.write_files(session, data)
+            if session.writer_schema != prepared.writer_schema:
+                prepared = None  # another writer changed the schema meanwhile: again, as it is now
+            results, replaced = self.write_files(session, data, prepared=prepared)
             result = self.finish_commit(session, results, replaced)
+        except (SchemaEvolutionError, RecordMergeError):
+            self.refuse_write(session)
+            raise
         except BaseException:
             self.abandon_write(session)
             raise
         return self.end_write(session, result)
+
+    def writer_schema(
+        self, schema: pa.Schema, operation: str, cfg: WriteConfig | None = None
+    ) -> WriterSchema:
+        """The schema a write of records of ``schema`` gives the table (see
+        :mod:`hudi_md.write.evolution`); raises before anything is written when the table's
+        rules refuse it."""
+        existing = self.config()
+        if cfg is None:
+            cfg = WriteConfig.from_options(self.options, existing)
+        current = None
+        if existing is not None:
+            current = recorded_schema(self.storage, existing, self.timeline())
+        required = [] if operation == "delete_partition" else [*cfg.record_key_fields, *cfg.partition_fields]
+        return evolve(
+            current,
+            schema,
+            operation=operation,
+            options=cfg.schema_options,
+            table=self.storage.uri(),
+            required=required,
+        )
+
+    def prepare_records(self, data: pa.Table, operation: str) -> PreparedRecords:
+        """The records of a write as the table takes them, before anything is written: the
+        writer schema, the values converted to it, keys, partition paths and in-batch merging
+        (:func:`~hudi_md.write.tagging.prepare_rows`). Refusals raise here."""
+        if operation not in OPERATIONS:
+            raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        cfg = WriteConfig.from_options(self.options, self.config())
+        schema = self.writer_schema(data.schema, operation, cfg)
+        rows = prepare_rows(cfg, schema.conform(data, self.storage.uri()), operation)
+        return PreparedRecords(schema, rows)
 
     def delete_partitions(self, partitions: Sequence[str]) -> CommitResult:
         """Hudi's ``delete_partition``: a replacecommit replacing every file group of
@@ -218,7 +278,8 @@ class HudiWriter(WritableTable):
                 cfg = with_indexed_columns(WriteConfig.from_options(self.options, existing), self.storage)
                 check_version(self.storage, existing)
                 layout = check_layout(self.storage, existing, self.options, cfg)
-                avro_schema = writer_avro_schema(cfg, schema)
+                evolved = self.writer_schema(schema, operation, cfg)
+                avro_schema = writer_avro_schema(cfg, evolved.schema)
                 config = existing or create_table(self.storage, cfg, avro_schema, layout)
                 self.adopt_layout(config)
                 rollback_failed_writes(self, config)
@@ -235,7 +296,7 @@ class HudiWriter(WritableTable):
         if cfg.concurrency.optimistic:
             lock.release()
             lock = None
-        return WriteSession(cfg, config, txn, timeline, avro_schema, operation, lock)
+        return WriteSession(cfg, config, txn, timeline, avro_schema, operation, lock, evolved)
 
     def _begin(self, cfg: WriteConfig, operation: str, lock: TableLock, timeline: Timeline) -> Transaction:
         """Step 3a, under the table lock. The instant's time is after every requested and
@@ -264,11 +325,16 @@ class HudiWriter(WritableTable):
         )
 
     def write_files(
-        self, session: WriteSession, data: pa.Table
+        self, session: WriteSession, data: pa.Table, *, prepared: PreparedRecords | None = None
     ) -> tuple[list[TaskResult], dict[str, list[str]]]:
         """Tag, plan and write the data files of a started write (markers first); returns the
-        task results and the file groups an overwrite replaces."""
-        rows = prepare_rows(session.cfg, data, session.operation)
+        task results and the file groups an overwrite replaces. ``prepared``: the records as
+        :meth:`prepare_records` made them for this session's writer schema."""
+        if prepared is None:
+            conformed = session.writer_schema.conform(data, self.storage.uri())
+            rows = prepare_rows(session.cfg, conformed, session.operation)
+        else:
+            rows = prepared.rows
         tasks, replaced, tagging = plan_tasks(session.cfg, self.state(), rows, session.operation)
         if tagging.stats:
             self.tagging_stats = tagging.stats
@@ -279,7 +345,13 @@ class HudiWriter(WritableTable):
 
     def write_context(self, session: WriteSession) -> WriteContext:
         return write_context(
-            self.uri, self.storage_options, session.cfg, session.config, session.instant, session.avro_schema
+            self.uri,
+            self.storage_options,
+            session.cfg,
+            session.config,
+            session.instant,
+            session.avro_schema,
+            validity=instant_validator(session.timeline),
         )
 
     def prepare_files(self, session: WriteSession, tasks: Sequence[FileGroupTask]) -> None:
@@ -462,6 +534,18 @@ class HudiWriter(WritableTable):
             if session.lock is not None:
                 session.lock.release()
         return result
+
+    def refuse_write(self, session: WriteSession) -> None:
+        """A started write whose records the table's rules refuse: everything it wrote goes
+        (data files by their markers, markers, partition folders it created, its pending instant
+        and heartbeat), so storage is as before it started, and a single writer's lock is
+        released. No rollback instant: no reader ever saw the instant complete."""
+        try:
+            with held(session.lock), self.lock(reentrant=True):
+                self._discard(session, [])
+        finally:
+            if session.lock is not None:
+                session.lock.release()
 
     def abandon_write(self, session: WriteSession) -> None:
         """A started write failed before its commit: its instant stays pending (its heartbeat is
