@@ -244,3 +244,29 @@ class SliceRowReader:
     def keys(self, file_slice: FileSlice) -> pa.Array:
         """The live record keys of the slice."""
         return self.rows(file_slice, [RECORD_KEY]).column(RECORD_KEY).combine_chunks()
+
+    def routing_keys(self, file_slice: FileSlice) -> pa.Array:
+        """The keys a write's records of which go to this slice: its live keys and, under event
+        time, the keys its base file holds whose latest state is a delete ordered like a record
+        (a ``_hoodie_is_deleted`` record's). Apache Hudi's default index finds those in the base
+        file, so a re-insert meets that delete and loses to it when its ordering value is lower.
+        A key deleted by key (a commit-time delete) is not routed here: a re-insert of it starts
+        anew, as in a COW table (Hudi 1.2's MOR would let the base row come back, hiding the
+        re-insert)."""
+        merge = self._merge
+        if not file_slice.log_files or file_slice.base_file is None or not merge.event_time:
+            return self.keys(file_slice)
+        schema = self.table.schema
+        work = _project(
+            schema, [c for c in dict.fromkeys([RECORD_KEY, *merge.merge_columns()]) if c in schema.names]
+        )
+        base = read_base_file(self.table.storage, file_slice.base_file, schema=work)
+        buffer = LogRecordBuffer(work, merge)
+        apply_log_blocks(buffer, scan_log_blocks(self.table.storage, file_slice.log_files, self._valid))
+        live = merge_with_base(base, buffer).column(RECORD_KEY).combine_chunks()
+        ordered_deletes = pa.array(
+            [k for k, e in buffer.entries.items() if e.is_delete and not e.is_commit_time_delete], pa.string()
+        )
+        base_keys = base.column(RECORD_KEY).combine_chunks()
+        tombstoned = ordered_deletes.filter(pc.is_in(ordered_deletes, value_set=base_keys))
+        return pa.concat_arrays([live.cast(pa.string()), tombstoned])

@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from hudi_md.errors import HudiMdError, RecordMergeError, SchemaEvolutionError
 from hudi_md.spark.reader import session_s3a_conf
 from hudi_md.storage.hadoop_s3a import is_s3_path, s3a_storage_options
 from hudi_md.write.config import WriteConfig
+from hudi_md.write.evolution import WriterSchema
 from hudi_md.write.file_groups import (
     META_COLUMNS,
     OP_COLUMN,
+    OP_DELETE_RECORD,
     FileGroupTask,
     TaskResult,
     WriteContext,
@@ -30,31 +33,79 @@ from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructType
 
     from hudi_md.table.fs_view import FileSlice
 
 FID_COLUMN = "_hoodie_md_fid"
+SEQ_COLUMN = "_hoodie_md_seq"
 KEY, PART = "_hoodie_record_key", "_hoodie_partition_path"
 
 
-def _add_keys(cfg: WriteConfig, operation: str):
+def _add_keys(cfg: WriteConfig, operation: str, schema: WriterSchema, table: str):
+    """Each batch as the table takes it (the writer schema's columns, values converted), with its
+    record keys, partition paths and op codes (:func:`hudi_md.write.tagging.operation_codes`)."""
     from hudi_md.write import keygen
-
-    op = "D" if operation == "delete" else "U"
+    from hudi_md.write.tagging import operation_codes
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for b in batches:
-            t = pa.Table.from_batches([b])
+            t = schema.conform(pa.Table.from_batches([b]), table)
             keys = keygen.record_keys(t, cfg.record_key_fields, cfg.keygen)
             parts = keygen.partition_paths(
                 t, cfg.partition_fields, hive_style=cfg.hive_style, url_encode=cfg.url_encode
             )
             t = t.append_column(KEY, keys).append_column(PART, parts)
-            t = t.append_column(OP_COLUMN, pa.array([op] * t.num_rows, pa.string()))
+            t = t.append_column(OP_COLUMN, operation_codes(cfg, t, operation))
             yield from t.to_batches()
 
     return fn
+
+
+def _dedupe(cfg: WriteConfig):
+    """The records of each Spark partition merged by key (partitions hash on partition path and
+    key), by the same rule as the local writer's (:func:`hudi_md.read.merge.dedupe`); ``_seq``
+    is the records' order in the written DataFrame."""
+    merge = cfg.merge_spec()
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from hudi_md.read.merge import dedupe
+
+        collected = [b for b in batches if b.num_rows]
+        if not collected:
+            return
+        t = dedupe(pa.Table.from_batches(collected), [PART, KEY], merge, order=SEQ_COLUMN)
+        yield from t.drop_columns([SEQ_COLUMN]).to_batches()
+
+    return fn
+
+
+_TYPED_ERRORS = (
+    "SchemaEvolutionError",
+    "MissingSchemaFieldError",
+    "IncompatibleSchemaChangeError",
+    "RecordMergeError",
+)
+
+
+def _typed_error(e: BaseException) -> HudiMdError | None:
+    """The hudi-md error an executor raised, from the text Spark brings back (a Python worker's
+    traceback inside a Py4J or Spark exception); None when it is not one of the record errors."""
+    import re
+
+    from hudi_md import errors
+
+    text = str(e)
+    for name in _TYPED_ERRORS:
+        m = re.search(rf"hudi_md\.errors\.{name}: (.*)", text)
+        if m:
+            cls = getattr(errors, name)
+            message = m.group(1).strip()
+            if cls in (errors.MissingSchemaFieldError, errors.IncompatibleSchemaChangeError):
+                cls = errors.SchemaEvolutionError
+            if cls is errors.RecordMergeError:
+                return errors.RecordMergeError(message)
+            return cls(message)
+    return None
 
 
 _GROUPS = pa.schema([("p", pa.string()), ("fid", pa.string())])
@@ -87,8 +138,10 @@ def _lookup_record_index(uri: str, storage_options: dict[str, Any], live: frozen
     return fn
 
 
-def _read_keys(uri: str, storage_options: dict[str, Any]):
-    """Executors read the keys of the listed file slices (tagging without a record index)."""
+def _read_keys(uri: str, storage_options: dict[str, Any], *, routing: bool = False):
+    """Executors read the keys of the listed file slices: the live ones, or (``routing``:
+    tagging without a record index) the keys updates route to them
+    (:meth:`~hudi_md.read.slice_reader.SliceRowReader.routing_keys`)."""
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from hudi_md.api import open_table
@@ -102,7 +155,7 @@ def _read_keys(uri: str, storage_options: dict[str, Any]):
                 for s in view.latest_file_slices([p]):
                     if s.file_id != fid:
                         continue
-                    keys = reader.keys(s)
+                    keys = reader.routing_keys(s) if routing else reader.keys(s)
                     n = len(keys)
                     yield pa.RecordBatch.from_arrays(
                         [
@@ -201,14 +254,11 @@ def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTa
 
 
 def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping[str, Any] | None) -> str:
-    from pyspark.sql.types import StringType, StructField, StructType
-
+    from hudi_md.errors import InvalidOptionError
     from hudi_md.spark.arrow_types import spark_schema_to_arrow
     from hudi_md.write.config import OPERATIONS
 
     if operation not in OPERATIONS:
-        from hudi_md.errors import InvalidOptionError
-
         raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
     # Hudi's meta columns of the input (rows read from a Hudi table) are the writer's to fill, as
     # Apache Hudi drops them.
@@ -220,46 +270,82 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
     writer = HudiWriter(uri, options)
     arrow_schema = spark_schema_to_arrow(df.schema)
     storage_options = dict(writer.storage_options)
-    keyed_schema = StructType(
-        [*df.schema.fields, *(StructField(c, StringType()) for c in (KEY, PART, OP_COLUMN))]
-    )
+    # Before anything is written: the writer schema, and the records as the table takes them
+    # (converted, keyed, merged by key; one Spark job measures them, so a value or in-batch merge
+    # the table refuses fails here).
+    cfg = WriteConfig.from_options(writer.options, writer.config())
+    schema = writer.writer_schema(arrow_schema, operation, cfg)
+    keyed, measured = _keyed(df, cfg, operation, schema, uri)
     # The same protocol as HudiWriter.write: under the table lock the instant starts (a single
     # writer keeps the lock to the end; under optimistic concurrency control it is taken again
     # only to commit, by finish_commit, which checks for conflicts).
     session = writer.start_write(operation, arrow_schema)
     try:
-        commit = _write_started(df, writer, session, uri, storage_options, keyed_schema, arrow_schema)
-    except BaseException:
+        if session.writer_schema != schema:  # another writer changed the schema meanwhile
+            keyed.unpersist()
+            keyed, measured = _keyed(df, session.cfg, operation, session.writer_schema, uri)
+        commit = _write_started(df, keyed, measured, writer, session, uri, storage_options, arrow_schema)
+    except BaseException as e:
+        typed = _typed_error(e) if not isinstance(e, HudiMdError) else None
+        if isinstance(e, (SchemaEvolutionError, RecordMergeError)) or typed is not None:
+            writer.refuse_write(session)
+            if typed is not None:
+                raise typed from None
+            raise
         writer.abandon_write(session)
         raise
     writer.end_write(session, commit)
     return commit.instant
 
 
+def _keyed(
+    df: DataFrame, cfg: WriteConfig, operation: str, schema: WriterSchema, uri: str
+) -> tuple[Any, _Measure]:
+    """The written DataFrame as the table takes it (cached), measured; a record the table
+    refuses raises its typed error."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
+    from hudi_md.write.tagging import needs_dedupe
+
+    data_type = (
+        StructType.fromJson(arrow_schema_to_spark_json(schema.schema)) if schema.keeps_records else df.schema
+    )
+    keyed_schema = StructType(
+        [*data_type.fields, *(StructField(c, StringType()) for c in (KEY, PART, OP_COLUMN))]
+    )
+    keyed = df.mapInArrow(_add_keys(cfg, operation, schema, uri), keyed_schema)
+    if needs_dedupe(cfg, operation):
+        with_seq = keyed.withColumn(SEQ_COLUMN, F.monotonically_increasing_id())
+        keyed = with_seq.repartition(PART, KEY).mapInArrow(_dedupe(cfg), keyed_schema)
+    if operation not in ("upsert", "delete", "bulk_insert"):
+        keyed = keyed.where(F.col(OP_COLUMN) != OP_DELETE_RECORD)  # as the local writer: none written
+    keyed = keyed.persist()
+    try:
+        measured = _measure(keyed)
+    except BaseException as e:
+        keyed.unpersist()
+        typed = _typed_error(e)
+        if typed is not None:
+            raise typed from None
+        raise
+    return keyed, measured
+
+
 def _write_started(
     df: DataFrame,
+    keyed: Any,
+    measured: _Measure,
     writer: HudiWriter,
     session: WriteSession,
     uri: str,
     storage_options: dict[str, Any],
-    keyed_schema: StructType,
     arrow_schema: pa.Schema,
 ) -> CommitResult:
-    """Keys and dedupe, tagging, file-group tasks, then the files, on the executors; the commit
-    (MDT deltacommit, completion) on the driver."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
+    """Tagging, file-group tasks, then the files, on the executors; the commit (MDT
+    deltacommit, completion) on the driver."""
     cfg, operation = session.cfg, session.operation
-    keyed = df.mapInArrow(_add_keys(cfg, operation), keyed_schema)
-    if operation in ("upsert", "delete") or cfg.combine_before_insert:
-        order = [F.col(c).desc() for c in cfg.ordering_fields if c in df.columns] + [
-            F.monotonically_increasing_id().desc()
-        ]
-        w = Window.partitionBy(PART, KEY).orderBy(*order)
-        keyed = keyed.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
-    keyed = keyed.persist()
-    measured = _measure(keyed)
     partitions = sorted(measured.rows_by_partition)
     has_commits = bool(session.timeline.write_timeline())
     state = writer.state()
@@ -280,7 +366,7 @@ def _write_started(
     results_df = assigned.repartition(n, PART, FID_COLUMN).mapInArrow(
         _write_groups(ctx, tasks), "result string"
     )
-    types = {f.name: f.type for f in arrow_schema}
+    types = {f.name: f.type for f in session.writer_schema.schema} or {f.name: f.type for f in arrow_schema}
     results = [TaskResult.from_json(r[0], types) for r in results_df.collect()] if tasks else []
     for cached in (keyed, tagged, assigned):
         cached.unpersist()
@@ -321,8 +407,9 @@ def _tag(
         return keyed.mapInArrow(lookup, tagged_schema), True
     slices = keyed.sparkSession.createDataFrame([(p, f) for p, f in latest], "p string, f string")
     existing_keys = slices.repartition(max(1, len(latest))).mapInArrow(
-        _read_keys(uri, storage_options), f"_p string, _k string, {FID_COLUMN} string"
+        _read_keys(uri, storage_options, routing=True), f"_p string, _k string, {FID_COLUMN} string"
     )
+    existing_keys = existing_keys.dropDuplicates(["_p", "_k"])
     joined = keyed.join(
         existing_keys,
         (keyed[PART] == existing_keys["_p"]) & (keyed[KEY] == existing_keys["_k"]),

@@ -15,6 +15,9 @@ record-index inserts and deletes). Two need the table as it was before the commi
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import decimal
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
@@ -161,7 +164,12 @@ def _partition_stats(
     out = []
     for p, cols in ranges.items():
         for col, col_ranges in cols.items():
-            merged = merge_ranges(_canonical(r, types[col]) for r in col_ranges)
+            canonical = [_as_type(r, types[col]) for r in col_ranges]
+            merged = merge_ranges(_canonical(r, types[col]) for r, _ in canonical)
+            if merged is not None and not all(bounded for _, bounded in canonical):
+                # a file's range is of the column's type before a promotion that does not keep
+                # order (double -> string): no sound bound for the partition, counts only
+                merged = dataclasses.replace(merged, min_value=None, max_value=None)
             if merged is not None:
                 out.append(
                     column_stats_record(p, "", merged, types[col], for_partition=True, tight_bound=tight)
@@ -232,6 +240,44 @@ def _range_of(stat: ColumnStat) -> ColumnRange:
         stat.total_size or 0,
         stat.total_uncompressed_size or 0,
     )
+
+
+def _as_type(rng: ColumnRange, arrow_type: pa.DataType) -> tuple[ColumnRange, bool]:
+    """``rng`` with its bounds in ``arrow_type`` where the column was promoted since the file was
+    written and the conversion keeps order (int -> long -> float -> double, date -> string,
+    bytes -> string); False when its bounds cannot be converted that way (they are dropped)."""
+    lo, hi = rng.min_value, rng.max_value
+    if lo is None and hi is None:
+        return rng, True
+    converted = [_keep_order(v, arrow_type) for v in (lo, hi)]
+    if any(v is _NO_ORDER for v in converted):
+        return dataclasses.replace(rng, min_value=None, max_value=None), False
+    return dataclasses.replace(rng, min_value=converted[0], max_value=converted[1]), True
+
+
+_NO_ORDER = object()
+
+
+def _keep_order(value: Any, arrow_type: pa.DataType) -> Any:
+    if value is None:
+        return None
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+            return value.isoformat()
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value).decode("utf-8", errors="replace")
+        return _NO_ORDER
+    if pa.types.is_floating(arrow_type):
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else _NO_ORDER
+    if pa.types.is_integer(arrow_type):
+        return value if isinstance(value, int) and not isinstance(value, bool) else _NO_ORDER
+    if pa.types.is_decimal(arrow_type):
+        if isinstance(value, decimal.Decimal):
+            return value
+        return decimal.Decimal(value) if isinstance(value, int) and not isinstance(value, bool) else _NO_ORDER
+    return value
 
 
 def _canonical(rng: ColumnRange, arrow_type: pa.DataType) -> ColumnRange:

@@ -132,7 +132,7 @@ def existing_locations(
         if not wanted[p] or not may_hold_any(state.storage, s, wanted[p]):
             continue
         out.stats["slices_read"] += 1
-        slice_keys = reader.keys(s).cast(pa.string())
+        slice_keys = reader.routing_keys(s).cast(pa.string())
         hits = slice_keys.filter(pc.is_in(slice_keys, value_set=pa.array(sorted(wanted[p]), pa.string())))
         n = len(hits)
         found_parts.append(
