@@ -1,0 +1,207 @@
+"""What a write does to a table's columns and which record wins (issue 36), for the local
+(pyarrow) writer: each case of ``merge_cases.py`` must leave Apache Hudi 1.2's rows (recorded there,
+re-checked against Hudi's bundle by ``integration/test_merge_findings.py``), read by hudi-md
+through the MDT and by listing and by hudi-rs; a batch Hudi refuses is refused with a typed error
+and leaves the table byte for byte as it was. Then the write API's own rules: the operation given
+as an option, the data types ``hudi_md.write`` takes, refused type changes before the instant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import hudi_md
+from hudi_md.errors import (
+    HudiMdError,
+    IncompatibleSchemaChangeError,
+    InvalidOptionError,
+    MissingSchemaFieldError,
+    RecordMergeError,
+)
+from hudi_md.metadata.validate import validate_metadata_table
+from table_model import hudi_rs_table
+
+from merge_cases import CASES, Case, assert_rows, listing
+
+REFUSALS = {
+    "reproduction": MissingSchemaFieldError,
+    "4": RecordMergeError,
+}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_the_arrow_writer_leaves_apache_hudis_rows(tmp_path: Path, case: Case) -> None:
+    path = tmp_path / "t"
+    options = case.write_options(record_index=True)
+    for n, batch in enumerate(case.batches):
+        before = listing(path)
+        if batch.refused:
+            with pytest.raises(REFUSALS[case.finding]):
+                hudi_md.write(batch.arrow(), str(path), operation=batch.op, options=options)
+            assert listing(path) == before, f"batch {n} was refused but the table changed"
+        else:
+            hudi_md.write(batch.arrow(), str(path), operation=batch.op, options=options)
+    assert_rows(path, case, record_index=True)
+    assert validate_metadata_table(hudi_md.open_table(str(path))) == []
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES if c.finding in ("2", "6")])
+def test_the_same_without_the_record_index(tmp_path: Path, case: Case) -> None:
+    """Tagging by the slices' keys (Hudi's default index) routes a key re-inserted into a MOR
+    table to the file group whose base file still holds it (finding 6)."""
+    path = tmp_path / "t"
+    for batch in case.batches:
+        hudi_md.write(batch.arrow(), str(path), operation=batch.op, options=case.write_options())
+    assert_rows(path, case)
+    if case.table_type == "COPY_ON_WRITE":
+        return  # the delete removed the row: a re-insert is a new record (no small-file handling)
+    groups = {s.file_id for s in hudi_md.open_table(str(path)).file_system_view().latest_file_slices(["p0"])}
+    assert len(groups) == 1, f"a re-inserted key started a new file group: {groups}"
+
+
+def test_the_issues_reproduction_keeps_every_column(tmp_path: Path) -> None:
+    """Issue 36's sequence, verbatim: the narrow upsert is refused naming ``tip``; the keys-only
+    delete keeps ``fare`` and ``tip`` of the surviving rows, and the schema keeps both."""
+    path = str(tmp_path / "t")
+    o = {
+        "hoodie.table.name": "t",
+        "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+    }
+    full = {
+        "uuid": ["a", "b", "c"],
+        "city": ["sf"] * 3,
+        "ts": [1, 1, 1],
+        "fare": [1.0, 2.0, 3.0],
+        "tip": [0.1, 0.2, 0.3],
+    }
+    hudi_md.write(pa.table(full), path, operation="upsert", options=o)
+    with pytest.raises(MissingSchemaFieldError, match="tip") as refused:
+        hudi_md.write(
+            pa.table({"uuid": ["a"], "city": ["sf"], "ts": [2], "fare": [10.0]}),
+            path,
+            operation="upsert",
+            options=o,
+        )
+    assert refused.value.fields == ["tip"]
+    hudi_md.write(pa.table({"uuid": ["c"], "city": ["sf"], "ts": [5]}), path, operation="delete", options=o)
+    table = hudi_md.open_table(path)
+    assert {"fare", "tip"} <= set(table.schema.names)
+    rows = sorted((r["uuid"], r["fare"], r["tip"]) for r in table.read().to_pylist())
+    assert rows == [("a", 1.0, 0.1), ("b", 2.0, 0.2)]
+
+
+def test_missing_columns_under_hudis_opt_ins(tmp_path: Path) -> None:
+    """``hoodie.write.set.null.for.missing.columns`` writes nulls into the missing column (the
+    column stays); ``...allow.auto.evolution.column.drop`` drops it, as Hudi does."""
+    base = {
+        "hoodie.table.name": "t",
+        "hoodie.datasource.write.recordkey.field": "k",
+        "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.datasource.write.precombine.field": "ts",
+    }
+    first = pa.table({"k": ["a", "b"], "p": ["x", "x"], "ts": [1, 1], "v": [1.0, 2.0]})
+    narrow = pa.table({"k": ["a"], "p": ["x"], "ts": [2]})
+    kept = str(tmp_path / "kept")
+    hudi_md.write(first, kept, options=base)
+    hudi_md.write(narrow, kept, options={**base, "hoodie.write.set.null.for.missing.columns": "true"})
+    rows = sorted((r["k"], r["v"]) for r in hudi_md.open_table(kept).read().to_pylist())
+    assert rows == [("a", None), ("b", 2.0)]
+    dropped = str(tmp_path / "dropped")
+    hudi_md.write(first, dropped, options=base)
+    option = "hoodie.datasource.write.schema.allow.auto.evolution.column.drop"
+    hudi_md.write(narrow, dropped, options={**base, option: "true"})
+    assert "v" not in hudi_md.open_table(dropped).schema.names
+
+
+BASE = {
+    "hoodie.table.name": "t",
+    "hoodie.datasource.write.recordkey.field": "k",
+    "hoodie.datasource.write.partitionpath.field": "p",
+    "hoodie.datasource.write.precombine.field": "ts",
+}
+
+
+@pytest.mark.parametrize(
+    ("stored", "incoming", "outcome"),
+    [
+        (pa.int32(), pa.int64(), pa.int64()),  # promoted: the table's column becomes long
+        (pa.int64(), pa.float64(), pa.float64()),
+        (pa.float64(), pa.string(), pa.string()),
+        (pa.float64(), pa.int32(), pa.float64()),  # converted: the table keeps double
+        (pa.int64(), pa.string(), pa.string()),
+        (pa.float64(), pa.bool_(), IncompatibleSchemaChangeError),
+        (pa.string(), pa.int64(), pa.string()),  # converted: long values written as strings
+    ],
+)
+def test_type_changes(tmp_path: Path, stored: pa.DataType, incoming: pa.DataType, outcome: Any) -> None:
+    path = tmp_path / "t"
+    values = {pa.int32(): 7, pa.int64(): 7, pa.float64(): 7.5, pa.string(): "7", pa.bool_(): True}
+    first = pa.table(
+        {"k": ["a", "b"], "p": ["x", "x"], "ts": [1, 1], "v": pa.array([values[stored]] * 2, stored)}
+    )
+    hudi_md.write(first, str(path), options=BASE)
+    second = pa.table({"k": ["a"], "p": ["x"], "ts": [2], "v": pa.array([values[incoming]], incoming)})
+    if isinstance(outcome, type):
+        before = listing(path)
+        with pytest.raises(outcome, match=r"column v") as refused:
+            hudi_md.write(second, str(path), options=BASE)
+        assert str(stored) in str(refused.value) or "double" in str(refused.value)
+        assert listing(path) == before
+        return
+    hudi_md.write(second, str(path), options=BASE)
+    table = hudi_md.open_table(str(path))
+    assert table.schema.field("v").type == outcome
+    got = {r["k"]: r["v"] for r in table.read().to_pylist()}
+    rs = {r["k"]: r["v"] for r in hudi_rs_table(str(path)).to_pylist()}
+    assert got == rs
+    assert got["a"] == pa.array([values[incoming]], incoming).cast(outcome)[0].as_py()
+
+
+def test_the_operation_option(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    data = pa.table({"k": ["a", "b"], "p": ["x", "y"], "ts": [1, 1], "v": [1.0, 2.0]})
+    hudi_md.write(data, path, options=BASE)
+    overwrite = pa.table({"k": ["c"], "p": ["z"], "ts": [1], "v": [3.0]})
+    hudi_md.write(
+        overwrite, path, options={**BASE, "hoodie.datasource.write.operation": "insert_overwrite_table"}
+    )
+    assert [r["k"] for r in hudi_md.open_table(path).read().to_pylist()] == ["c"]
+    meta = hudi_md.open_table(path).timeline
+    assert meta.metadata(meta.completed().last())["operationType"] == "INSERT_OVERWRITE_TABLE"
+    before = listing(Path(path))
+    with pytest.raises(InvalidOptionError, match="upsret"):
+        hudi_md.write(data, path, options={**BASE, "hoodie.datasource.write.operation": "upsret"})
+    with pytest.raises(InvalidOptionError, match="disagree"):
+        hudi_md.write(
+            data, path, operation="insert", options={**BASE, "hoodie.datasource.write.operation": "upsert"}
+        )
+    assert listing(Path(path)) == before
+
+
+def test_data_types_the_writer_takes(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    path = str(tmp_path / "t")
+    hudi_md.write(pd.DataFrame({"k": ["a"], "p": ["x"], "ts": [1], "v": [1.0]}), path, options=BASE)
+    batch = pa.record_batch({"k": ["b"], "p": ["x"], "ts": [1], "v": [2.0]})
+    hudi_md.write(batch, path, options=BASE)
+    reader = pa.RecordBatchReader.from_batches(
+        batch.schema, [pa.record_batch({"k": ["c"], "p": ["x"], "ts": [1], "v": [3.0]})]
+    )
+    hudi_md.write(reader, path, options=BASE)
+    try:
+        import polars as pl
+    except ImportError:
+        pl = None
+    if pl is not None:
+        hudi_md.write(pl.DataFrame({"k": ["d"], "p": ["x"], "ts": [1], "v": [4.0]}), path, options=BASE)
+    expected = ["a", "b", "c"] + (["d"] if pl is not None else [])
+    assert sorted(r["k"] for r in hudi_md.open_table(path).read().to_pylist()) == expected
+    with pytest.raises(InvalidOptionError, match="dict"):
+        hudi_md.write({"k": ["e"]}, path, options=BASE)
+    with pytest.raises(HudiMdError):
+        hudi_md.write([1, 2], path, options=BASE)
