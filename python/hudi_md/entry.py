@@ -22,10 +22,13 @@ def write(
 ) -> str:
     """Write ``data`` to the Hudi table at ``uri``; returns the instant time of the commit.
 
-    ``data``: a ``pyarrow.Table``, ``RecordBatch`` or ``RecordBatchReader``, a pandas or polars
-    DataFrame (anything with the Arrow C stream interface), or a PySpark DataFrame (written by the
-    Spark executors). ``operation``: ``upsert`` (the default), ``insert``, ``bulk_insert``,
-    ``delete``, ``insert_overwrite``, ``insert_overwrite_table`` or ``delete_partition``; it may be
+    ``data``: a ``pyarrow.Table`` or ``RecordBatch``, a pandas or polars DataFrame (or anything
+    else with the Arrow C stream interface, read whole), a PySpark DataFrame (written by the Spark
+    executors), or a ``pyarrow.RecordBatchReader``: a stream, written batch by batch without
+    holding it whole, for ``insert`` and ``bulk_insert`` (other operations merge the records by
+    key and refuse a stream with :class:`InvalidOptionError`; pass ``reader.read_all()``).
+    ``operation``: ``upsert`` (the default), ``insert``, ``bulk_insert``, ``delete``,
+    ``insert_overwrite``, ``insert_overwrite_table`` or ``delete_partition``; it may be
     given as Hudi's ``hoodie.datasource.write.operation`` option instead (both, when they differ,
     are refused). ``options`` take Hudi's keys (``hoodie.table.name``,
     ``hoodie.datasource.write.recordkey.field``, ...) with Hudi's defaults; other keys go to
@@ -37,6 +40,9 @@ def write(
         from hudi_md.spark.writer import write_dataframe
 
         return write_dataframe(data, uri, operation=operation, options=options)
+    if isinstance(data, pa.RecordBatchReader):
+        # read as it is written, batch by batch (insert and bulk_insert; others are refused)
+        return HudiWriter(uri, options).write_batches(data, operation).instant
     table = as_arrow_table(data)
     return HudiWriter(uri, options).write(table, operation).instant
 

@@ -20,6 +20,7 @@ from hudi_md.errors import (
     InvalidOptionError,
     MissingSchemaFieldError,
     RecordMergeError,
+    SchemaEvolutionError,
 )
 from hudi_md.metadata.validate import validate_metadata_table
 from table_model import hudi_rs_table
@@ -192,7 +193,7 @@ def test_data_types_the_writer_takes(tmp_path: Path) -> None:
     reader = pa.RecordBatchReader.from_batches(
         batch.schema, [pa.record_batch({"k": ["c"], "p": ["x"], "ts": [1], "v": [3.0]})]
     )
-    hudi_md.write(reader, path, options=BASE)
+    hudi_md.write(reader, path, operation="insert", options=BASE)
     try:
         import polars as pl
     except ImportError:
@@ -205,3 +206,67 @@ def test_data_types_the_writer_takes(tmp_path: Path) -> None:
         hudi_md.write({"k": ["e"]}, path, options=BASE)
     with pytest.raises(HudiMdError):
         hudi_md.write([1, 2], path, options=BASE)
+
+
+def _stream(path: Path, batches: int, seen: list[int], bad_at: int | None = None) -> pa.RecordBatchReader:
+    """A stream of ``batches`` batches of 2,000 rows; before making each batch it records how many
+    data files the table has (so a test sees whether earlier batches were written already)."""
+    schema = pa.schema([("k", pa.string()), ("p", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
+
+    def gen():
+        for b in range(batches):
+            seen.append(len(list(path.rglob("*.parquet"))) if path.exists() else 0)
+            keys = [f"k{b:03d}-{i:05d}" for i in range(2000)]
+            values = ["x" * 200] * 2000 if b != bad_at else ["not a number"] * 2000
+            yield pa.record_batch([keys, ["x"] * 2000, [b] * 2000, values], schema=schema)
+
+    return pa.RecordBatchReader.from_batches(schema, gen())
+
+
+@pytest.mark.parametrize("operation", ["insert", "bulk_insert"])
+def test_a_record_batch_reader_is_written_as_it_is_read(tmp_path: Path, operation: str) -> None:
+    path = tmp_path / "t"
+    options = {**BASE, "hoodie.parquet.max.file.size": str(1024 * 1024)}
+    seen: list[int] = []
+    hudi_md.write(_stream(path, 8, seen), str(path), operation=operation, options=options)
+    # later batches were made after earlier chunks' files were on storage: the stream was not read whole
+    assert seen[0] == 0 and seen[-1] > 0, seen
+    table = hudi_md.open_table(str(path))
+    assert table.read(columns=["k"]).num_rows == 16000
+    assert len(table.timeline.completed().instants) == 1
+    assert sorted(hudi_rs_table(str(path)).column("k").to_pylist()) == sorted(
+        f"k{b:03d}-{i:05d}" for b in range(8) for i in range(2000)
+    )
+    assert validate_metadata_table(table) == []
+
+
+def test_a_stream_the_table_refuses_late_leaves_nothing(tmp_path: Path) -> None:
+    """A value in the stream's third batch does not convert to the table's type (a string into a
+    date column): the write is refused after two chunks' files were written, and those go too."""
+    import datetime
+
+    path = tmp_path / "t"
+    first = pa.table({"k": ["a"], "p": ["x"], "ts": [1], "v": [datetime.date(2026, 1, 1)]})
+    hudi_md.write(first, str(path), options=BASE)
+    before = listing(path)
+    options = {**BASE, "hoodie.parquet.max.file.size": str(64 * 1024)}
+    seen: list[int] = []
+    schema = pa.schema([("k", pa.string()), ("p", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
+
+    def gen():
+        for b in range(3):
+            seen.append(len(list(path.rglob("*.parquet"))))
+            value = "2026-02-03" if b < 2 else "not a date"
+            yield pa.record_batch(
+                [[f"k{b}-{i}" for i in range(2000)], ["x"] * 2000, [b] * 2000, [value] * 2000], schema=schema
+            )
+
+    with pytest.raises(SchemaEvolutionError, match="column v"):
+        hudi_md.write(
+            pa.RecordBatchReader.from_batches(schema, gen()), str(path), operation="insert", options=options
+        )
+    assert seen[-1] > seen[0], "the first chunks were written before the bad batch was read"
+    assert listing(path) == before
+    with pytest.raises(InvalidOptionError, match="read_all"):
+        hudi_md.write(_stream(path, 3, []), str(path), operation="upsert", options=options)
+    assert listing(path) == before

@@ -15,7 +15,7 @@ same public steps with the tasks on its executors.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -137,6 +137,29 @@ class PreparedRecords:
     rows: pa.Table
 
 
+# Operations a stream of record batches is written with, batch by batch (HudiWriter.write_batches).
+STREAMED_OPERATIONS = ("insert", "bulk_insert")
+
+
+def _file_sized_chunks(reader: pa.RecordBatchReader, max_bytes: int) -> Iterator[pa.Table]:
+    """The stream's batches gathered into tables of about ``max_bytes`` of Arrow data each (at
+    least one table, empty for an empty stream)."""
+    pending: list[pa.RecordBatch] = []
+    size = 0
+    emitted = False
+    for batch in reader:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        size += batch.nbytes
+        if size >= max_bytes:
+            yield pa.Table.from_batches(pending, schema=reader.schema)
+            emitted = True
+            pending, size = [], 0
+    if pending or not emitted:
+        yield pa.Table.from_batches(pending, schema=reader.schema)
+
+
 class CommitCompletedError(HudiMdError):
     """The write's commit completed (its rows are in the table), but something after it failed;
     ``instant`` is the completed commit."""
@@ -176,6 +199,53 @@ class HudiWriter(WritableTable):
                 prepared = None  # another writer changed the schema meanwhile: again, as it is now
             results, replaced = self.write_files(session, data, prepared=prepared)
             result = self.finish_commit(session, results, replaced)
+        except (SchemaEvolutionError, RecordMergeError):
+            self.refuse_write(session)
+            raise
+        except BaseException:
+            self.abandon_write(session)
+            raise
+        return self.end_write(session, result)
+
+    def write_batches(self, reader: pa.RecordBatchReader, operation: str) -> CommitResult:
+        """One write of a stream of record batches, read as it is written: the records are
+        converted, keyed and written a file's worth (``hoodie.parquet.max.file.size`` of Arrow
+        data) at a time, all in one instant, so memory holds one such chunk, not the stream.
+
+        Only operations whose records need no merging by key stream: ``insert`` and
+        ``bulk_insert`` (without ``hoodie.combine.before.insert``); the others merge every record
+        of the write by key (and overwrites replace the partitions the whole write touches), so
+        they raise :class:`InvalidOptionError` before anything is read. Records the table
+        refuses (a value that does not convert) are refused with every file written so far
+        removed, as :meth:`write` does."""
+        if operation not in OPERATIONS:
+            raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        cfg = WriteConfig.from_options(self.options, self.config())
+        if operation not in STREAMED_OPERATIONS or cfg.combine_before_insert:
+            raise InvalidOptionError(
+                f"operation {operation!r} merges the write's records by key (or replaces what the whole "
+                "write touches), so it cannot be written from a stream batch by batch: pass "
+                "reader.read_all() to write them at once, or stream them with operation='insert' or "
+                "'bulk_insert' (without hoodie.combine.before.insert)"
+            )
+        expected = self.writer_schema(reader.schema, operation, cfg)
+        session = self.start_write(operation, reader.schema)
+        try:
+            if session.writer_schema != expected:
+                raise SchemaEvolutionError(
+                    f"{self.storage.uri()}: another writer changed the table's schema while this "
+                    "write started; nothing was written, write again"
+                )
+            results: list[TaskResult] = []
+            for chunk in _file_sized_chunks(reader, session.cfg.max_file_size):
+                rows = prepare_rows(
+                    session.cfg, session.writer_schema.conform(chunk, self.storage.uri()), operation
+                )
+                written, _ = self.write_files(
+                    session, chunk, prepared=PreparedRecords(session.writer_schema, rows)
+                )
+                results.extend(written)
+            result = self.finish_commit(session, results, {})
         except (SchemaEvolutionError, RecordMergeError):
             self.refuse_write(session)
             raise
