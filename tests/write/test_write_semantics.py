@@ -270,3 +270,25 @@ def test_a_stream_the_table_refuses_late_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(InvalidOptionError, match="read_all"):
         hudi_md.write(_stream(path, 3, []), str(path), operation="upsert", options=options)
     assert listing(path) == before
+
+
+def test_a_mor_reinsert_after_a_delete_operation_is_what_every_reader_returns(tmp_path: Path) -> None:
+    """Where Apache Hudi 1.2 is wrong (README, "Which record wins"): after a ``delete`` of a key
+    whose base row has ``ts=5``, a re-insert with ``ts=3`` is what hudi-md, by listing and hudi-rs
+    read (Hudi's MOR reader would bring back the deleted base row)."""
+    path = tmp_path / "t"
+    options = {**BASE, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    hudi_md.write(
+        pa.table({"k": ["a", "b"], "p": ["x", "x"], "ts": [5, 5], "v": ["a5", "b5"]}),
+        str(path),
+        options=options,
+    )
+    hudi_md.write(pa.table({"k": ["a"], "p": ["x"]}), str(path), operation="delete", options=options)
+    hudi_md.write(pa.table({"k": ["a"], "p": ["x"], "ts": [3], "v": ["a3"]}), str(path), options=options)
+    expected = [("a", 3, "a3"), ("b", 5, "b5")]
+    for rows in (
+        hudi_md.open_table(str(path)).read().to_pylist(),
+        hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"}).read().to_pylist(),
+        hudi_rs_table(str(path)).to_pylist(),
+    ):
+        assert sorted((r["k"], r["ts"], r["v"]) for r in rows) == expected
