@@ -110,7 +110,9 @@ def stats(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool
 @click.pass_context
 @handle_errors
 def validate(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
-    """Compare the MDT with a storage listing; print every difference, exit 1 on any."""
+    """Compare the MDT with a storage listing, its indexes with the files, and the table's schema
+    with its earlier commits' (schema_narrowed: columns a write dropped); print every difference,
+    exit 1 on any."""
     set_json(ctx, as_json)
     t = open_cli_table(path, (*options, "hoodie.metadata.enable=true"))
     from hudi_md.metadata.validate import validate_metadata_table

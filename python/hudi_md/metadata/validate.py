@@ -1,6 +1,7 @@
 """Compare what the MDT says with what storage holds (hudi-cli's ``metadata validate-files``), and
 check its indexes against the table's files (the record index and partition stats checks of
-Hudi's ``HoodieMetadataTableValidator``, as far as they decide whether reads can be trusted)."""
+Hudi's ``HoodieMetadataTableValidator``, as far as they decide whether reads can be trusted), the
+index definitions against the indexes, and the table's schema against its earlier commits'."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
+from hudi_md.errors import CommitMetadataError
+from hudi_md.formats.avro_arrow import META_COLUMNS
+from hudi_md.metadata.indexing import IndexingState
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.layout import storage_listing
+from hudi_md.table.schema import parse_embedded_schema
 from hudi_md.table.state import TableState
+
+# Differences of the whole table, not of a partition: described by their kind.
+TABLE_KINDS = frozenset(["metadata_table_missing", "index_dropped", "schema_narrowed", "unreadable_file"])
 
 
 @dataclass(frozen=True)
@@ -23,6 +33,8 @@ class Difference:
     detail: str = ""
 
     def describe(self) -> str:
+        if self.kind in TABLE_KINDS:
+            return f"{self.kind}: {self.detail}"
         where = self.partition_path or "<non-partitioned>"
         if self.detail:
             return f"{where}: {self.detail}"
@@ -54,6 +66,9 @@ def validate_metadata_table(table: TableState, *, indexes: bool = True) -> list[
     (which the MDT rightly does not list) are not reported. Log file sizes are compared only when
     both are known: the MDT records sizes as of each commit, and v6 logs can grow by appends.
 
+    The table's schema is checked too: a field an earlier completed commit's schema had and the
+    latest one's lacks is a difference (``schema_narrowed``, :func:`_schema_narrowed_differences`).
+
     A file that cannot be read (a corrupt or torn instant, log or base file: the typed
     :class:`~hudi_md.errors.CorruptFileError`) is a difference naming it (``unreadable_file``), so
     ``metadata validate`` answers (exit 1) instead of failing.
@@ -61,7 +76,7 @@ def validate_metadata_table(table: TableState, *, indexes: bool = True) -> list[
     from hudi_md.errors import CorruptFileError
 
     try:
-        return _validate(table, indexes)
+        return [*_validate(table, indexes), *_schema_narrowed_differences(table)]
     except CorruptFileError as e:
         return [Difference("unreadable_file", "", detail=f"cannot validate: {e}")]
 
@@ -117,9 +132,14 @@ def _validate(table: TableState, indexes: bool) -> list[Difference]:
 
 def _dropped_index_differences(table: TableState) -> list[Difference]:
     """Indexes ``index.json`` defines that the table config lists neither as available nor as
-    being built (nor a pending ``indexing`` instant plans): a writer dropped them without their
-    definition, as Apache Hudi 1.2's writers do with ``hoodie.metadata.auto.delete.partitions``
-    when their options do not enable an index; readers no longer use it."""
+    being built (nor a pending ``indexing`` instant plans), but that were in use once: a writer
+    dropped them without their definition, as Apache Hudi 1.2's writers do with
+    ``hoodie.metadata.auto.delete.partitions`` when their options do not enable an index
+    (the table config entry and the MDT folder go, the definition stays); readers no longer use it.
+
+    A definition no writer ever used is not a dropped index: Apache Hudi 1.2's ``CREATE INDEX
+    record_index`` on a table without column stats defines ``column_stats`` too, and builds its
+    MDT partition without ever listing it in the table config (:func:`_ever_in_use`)."""
     from hudi_md.metadata.indexing import indexing_state, planned_partitions
     from hudi_md.metadata.lifecycle import index_definitions
 
@@ -130,9 +150,16 @@ def _dropped_index_differences(table: TableState) -> list[Difference]:
     kept = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
     missing = sorted(set(defined) - kept)
     if missing:
-        missing = sorted(
-            set(missing) - planned_partitions(indexing_state(table.storage, config, table.timeline).pending)
-        )
+        state = indexing_state(table.storage, config, table.timeline)
+        missing = sorted(set(missing) - planned_partitions(state.pending))
+        if missing:
+            indexed = _indexed_partitions(state)
+            written = _mdt_writes(table)
+            missing = [
+                name
+                for name in missing
+                if _ever_in_use(name, indexed, written, table.storage.exists(f".hoodie/metadata/{name}"))
+            ]
     return [
         Difference(
             "index_dropped",
@@ -144,6 +171,68 @@ def _dropped_index_differences(table: TableState) -> list[Difference]:
         )
         for name in missing
     ]
+
+
+# an MDT partition any indexing instant planned: all of them when a plan cannot be read
+_ANY = "*"
+
+
+def _indexed_partitions(state: IndexingState) -> set[str]:
+    """The MDT partitions the ``indexing`` instants of the active timeline (pending or
+    completed) planned to build."""
+    out: set[str] = set()
+    plans = [p.plan for p in state.pending] + [plan for _, plan in state.completed]
+    for plan in plans:
+        out.update(plan.partition_names if plan is not None else (_ANY,))
+    return out
+
+
+def _mdt_writes(table: TableState) -> dict[str, bool]:
+    """MDT partition -> whether an MDT deltacommit other than a partition's initialisation wrote
+    it (or a replacecommit dropped its file groups), over the completed instants of the MDT's
+    active timeline (absent: none wrote it; ``*``: an instant that cannot be read, which may
+    have written any). MDT compactions do not count: they compact what is there, built or not."""
+    from hudi_md.errors import CorruptFileError
+    from hudi_md.metadata.writer import INIT_INSTANT_PREFIX
+    from hudi_md.table.timeline import DELTA_COMMIT, REPLACE_COMMIT
+
+    mdt = table.metadata_table
+    out: dict[str, bool] = {}
+    if mdt is None:
+        return out
+    for instant in mdt.timeline.completed().of_actions(DELTA_COMMIT, REPLACE_COMMIT):
+        try:
+            meta = mdt.timeline.metadata(instant)
+        except CorruptFileError:
+            out[_ANY] = True
+            continue
+        if instant.action == REPLACE_COMMIT:
+            for partition in meta.get("partitionToReplaceFileIds") or {}:
+                out[partition] = True
+            continue
+        # initialisations: hudi-md's and Hudi 1.x's 00000000000000NNN instants, or an older
+        # Hudi's bulk insert of the partition's records
+        init = instant.requested_time.startswith(INIT_INSTANT_PREFIX) or str(
+            meta.get("operationType") or ""
+        ).startswith("BULK_INSERT")
+        for partition in meta.get("partitionToWriteStats") or {}:
+            out[partition] = out.get(partition, False) or not init
+    return out
+
+
+def _ever_in_use(name: str, indexed: set[str], written: dict[str, bool], folder_exists: bool) -> bool:
+    """Whether the MDT partition ``name`` was ever in the table config (available or being
+    built), as far as storage shows it. It was when an ``indexing`` instant planned it, or when
+    an MDT instant other than its initialisation wrote it (writers write only the partitions the
+    table config lists), or when it was built and its folder is gone (dropping removes it).
+    Not when nothing built it (a definition alone), nor when only its initialisation did and
+    its folder is still there: a build the config never took (Apache Hudi 1.2's ``CREATE INDEX
+    record_index`` builds column_stats that way, and leaves its definition)."""
+    if name in indexed or _ANY in indexed or written.get(_ANY):
+        return True
+    if name not in written:
+        return False
+    return written[name] or not folder_exists
 
 
 def _record_index_differences(table: TableState, slices: Sequence[FileSlice]) -> list[Difference]:
@@ -336,3 +425,78 @@ def _foreign_file_differences(table: TableState) -> list[Difference]:
                     )
                 )
     return sorted(out, key=lambda d: (d.partition_path, d.file_name))
+
+
+# Written by the writers into every row, not part of a writer's schema.
+_META_FIELDS = frozenset([*META_COLUMNS, "_hoodie_operation"])
+
+
+def _schema_narrowed_differences(table: TableState) -> list[Difference]:
+    """Fields the schema of the latest completed commit lacks that an earlier completed commit's
+    recorded schema had (top-level columns, and fields of struct columns): reads of the table
+    no longer have them. One difference per commit that dropped fields, naming them, that
+    commit (the first whose schema lacks them) and the last commit that still had them (a read
+    as of it has their values). Commits that recorded no schema are skipped; archived instants
+    are not examined. A drop made on purpose (Apache Hudi's opt-in
+    ``hoodie.datasource.write.schema.allow.auto.evolution.column.drop``) narrows the table too
+    and is reported the same way."""
+    timeline = table.timeline
+    history: list[tuple[str, set[str]]] = []
+    for instant in timeline.write_timeline():
+        text = (timeline.metadata(instant).get("extraMetadata") or {}).get("schema")
+        if not text:
+            continue
+        schema = parse_embedded_schema(text, CommitMetadataError, f"{timeline.name}/{instant.file_name}")
+        history.append((instant.requested_time, _field_paths(schema)))
+    if len(history) < 2:
+        return []
+    latest = history[-1][1]
+    last_had: dict[str, int] = {}  # field -> index in history of the last commit with it
+    for n, (_, fields) in enumerate(history[:-1]):
+        for f in fields - latest:
+            last_had[f] = n
+    gone = {f: n for f, n in last_had.items() if _parent(f) not in last_had}
+    by_drop: dict[int, list[str]] = {}
+    for f, n in gone.items():
+        by_drop.setdefault(n, []).append(f)
+    out = []
+    for n in sorted(by_drop):
+        had, dropped_by = history[n][0], history[n + 1][0]
+        fields = sorted(by_drop[n])
+        them = "it" if len(fields) == 1 else "them"
+        out.append(
+            Difference(
+                "schema_narrowed",
+                "",
+                detail=f"the table's schema lost {', '.join(fields)}: commit {dropped_by} is the first "
+                f"whose schema lacks {them} (the last with {them}: {had}), nor has the latest "
+                f"commit's ({history[-1][0]}), so reads no longer return {them}. Reported also when "
+                "the drop was asked for (hoodie.datasource.write.schema.allow.auto.evolution.column"
+                f".drop=true), as information. A read as of {had} has the values (README, "
+                "'Restoring columns a write dropped')",
+            )
+        )
+    return out
+
+
+def _field_paths(schema: pa.Schema) -> set[str]:
+    """Dotted paths of the schema's fields (the meta columns left out), struct fields included."""
+    out: set[str] = set()
+
+    def walk(prefix: str, t: pa.DataType) -> None:
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                child = t.field(i)
+                out.add(prefix + child.name)
+                walk(f"{prefix}{child.name}.", child.type)
+
+    for f in schema:
+        if f.name in _META_FIELDS:
+            continue
+        out.add(f.name)
+        walk(f"{f.name}.", f.type)
+    return out
+
+
+def _parent(path: str) -> str:
+    return path.rpartition(".")[0]

@@ -438,7 +438,8 @@ def _plan_scan(
 ) -> ScanPlan:
     counters: dict[str, int] = {}
     scanned_ahead = False
-    schema = table.schema_and_listing()[0] if expr is not None else None
+    # filters bind to the columns the rows have as of the plan's instant (time travel: its schema)
+    schema = table.schema_and_listing(as_of)[0] if expr is not None else None
     matching = getattr(table.listing, "matching_partitions", None) if schema is not None else None
     by_keys = getattr(table.listing, "partitions_with_keys", None) if schema is not None else None
     keys = None

@@ -31,8 +31,9 @@ class TableScan:
 
     # --- helpers ---------------------------------------------------------------------------------
 
-    def _schema(self) -> pa.Schema:
-        return self.table.schema
+    def _schema(self, as_of: str | None = None) -> pa.Schema:
+        """The rows' schema as of ``as_of`` (a time-travel read has that instant's columns)."""
+        return self.table.schema_as_of(as_of)
 
     def _check_columns(self, schema: pa.Schema) -> None:
         if self.columns is None:
@@ -93,7 +94,7 @@ class TableScan:
     def snapshot(self, as_of: str | None, *, read_optimized: bool = False) -> pa.Table:
         if self.table.timeline.write_timeline().last() is None:
             return self._empty()
-        schema = self._schema()
+        schema = self._schema(as_of)
         self._check_columns(schema)
         if self.filters is not None:
             self._row_filter(schema)  # validate filters before any data is read

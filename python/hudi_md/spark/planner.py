@@ -152,7 +152,8 @@ class Planner:
         table = self._table(path, options, string_map(request.get(P.HADOOP_CONF)))
         latest = table.timeline.write_timeline().last()
         if op == P.OP_SCHEMA:
-            data, part = spark_schemas(table)
+            # a time-travel query's columns are those of its instant (the shim sends its options)
+            data, part = spark_schemas(table, _as_of(table, options))
             return {
                 P.OK: True,
                 P.DATA_SCHEMA: data,
@@ -208,7 +209,7 @@ class Planner:
             counters = {P.COUNTER_COMMITS_IN_RANGE: len(rng.commit_times), P.COUNTER_FILE_SLICES: len(slices)}
             rows = slices_to_arrow(slices)
         else:
-            as_of = table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
+            as_of = _as_of(table, options)
             plan = plan_scan(
                 table,
                 expr,
@@ -248,11 +249,11 @@ class Planner:
         if options.get(QUERY_TYPE) == P.QUERY_INCREMENTAL:
             rows = _read_incremental_slice(table, fs, incremental_range(table, options), columns)
         else:
-            as_of = table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
+            as_of = _as_of(table, options)
             rows = read_file_slice(
                 storage,
                 fs,
-                schema=table.schema,
+                schema=table.schema_as_of(as_of),
                 merge=MergeSpec.from_config(table.config),
                 is_valid_instant=instant_validator(table.timeline, as_of),
                 columns=list(columns) if columns else None,
@@ -262,6 +263,11 @@ class Planner:
         with pa.ipc.new_stream(sink, rows.schema) as writer:
             writer.write_table(rows)
         return {P.OK: True, P.ROWS: rows.num_rows}, sink.getvalue().to_pybytes()
+
+
+def _as_of(table: TableState, options: Mapping[str, str]) -> str | None:
+    """The instant of a time-travel query (``as.of.instant``), None for a read of the latest."""
+    return table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
 
 
 def create_table(path: str, options: Mapping[str, str], spark_schema: object) -> None:
@@ -338,16 +344,17 @@ def _read_incremental_slice(
 # --- schemas and slices -----------------------------------------------------------------------------
 
 
-def partition_arrow_schema(table: TableState) -> pa.Schema:
+def partition_arrow_schema(table: TableState, schema: pa.Schema | None = None) -> pa.Schema:
     """Spark partition columns: the table's, when its paths carry their values exactly (identity
     key generators; types read back from paths, so not timestamps, whose paths Hudi writes in two
-    forms). Other columns stay ordinary data columns read from the files."""
+    forms). Other columns stay ordinary data columns read from the files. Their types are those
+    of ``schema`` (default: the table's)."""
     from hudi_md.table.partitions import PartitionScheme, parses_from_path
 
     scheme = PartitionScheme(table.config)
     if not scheme.is_identity or not _paths_carry_values(table, scheme):
         return pa.schema([])
-    schema = table.schema
+    schema = table.schema if schema is None else schema
     fields = []
     for name in table.partition_fields:
         idx = schema.get_field_index(name)
@@ -381,12 +388,13 @@ def _paths_carry_values(table: TableState, scheme: PartitionScheme) -> bool:
     return known
 
 
-def spark_schemas(table: TableState) -> tuple[str, str]:
-    """(data schema, partition schema) as Spark StructType JSON (partition columns not in the data)."""
+def spark_schemas(table: TableState, as_of: str | None = None) -> tuple[str, str]:
+    """(data schema, partition schema) as Spark StructType JSON (partition columns not in the
+    data), as of the instant ``as_of`` (None: the latest; see ``TableState.schema_as_of``)."""
     from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
 
-    schema = table.schema
-    parts = partition_arrow_schema(table)
+    schema = table.schema_as_of(as_of)
+    parts = partition_arrow_schema(table, schema)
     data = pa.schema([f for f in schema if f.name not in parts.names])
 
     def spark_json(s: pa.Schema) -> str:

@@ -29,7 +29,7 @@ def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | No
         from hudi_md.table.slice_rows import slice_from_row
 
         table = open_table(path, dict(options))
-        schema = table.schema
+        schema = table.schema_as_of(as_of)
         scheme = PartitionScheme(table.config)
         merge = MergeSpec.from_config(table.config)
         valid = instant_validator(table.timeline, as_of)
@@ -78,7 +78,7 @@ def read_table(
     expr = table.to_expression(filters)
     instant = table.resolve_instant(as_of)
     plan = plan_scan(table, expr, as_of=instant, read_optimized=read_optimized)
-    schema = table.schema
+    schema = table.schema_as_of(instant)  # time travel: the instant's columns
     cols = list(columns) if columns is not None else schema.names
     out_schema = pa.schema([schema.field(c) for c in cols])
     spark_schema = from_arrow_schema(out_schema)

@@ -158,6 +158,8 @@ class TableState:
         self._latest_view: tuple[Timeline, FileSystemView] | None = None
         # scan plans of this state by filter (hudi_md.planning.planner.plan_scan)
         self.plan_results = SnapshotCache()
+        # time-travel schemas of this state by instant (schema_as_of)
+        self._schemas_as_of = SnapshotCache(8)
 
     # --- what the table is ---------------------------------------------------------------------
 
@@ -287,18 +289,37 @@ class TableState:
         """Arrow schema of the table (latest commit's writer schema, meta columns first)."""
         return table_schema(self.storage, self.config, self.timeline)
 
-    def schema_and_listing(self) -> tuple[pa.Schema, ListingSource]:
-        """The schema and the listing source, which a filtered plan needs both of. On an object
-        store the listing source (the MDT) opens while the schema's commit is read: both come after
-        the timeline, so neither needs the other's round trip first."""
+    def schema_as_of(self, as_of: str | None) -> pa.Schema:
+        """The schema of the rows as of the instant ``as_of`` (None: :attr:`schema`): the writer
+        schema of the latest completed commit requested at or before it, so a time-travel read
+        has the columns the table had then, those a later write dropped included (Apache Hudi's
+        time travel reads with the instant's schema too). Before the first completed commit there
+        are no rows: the table's schema."""
+        if as_of is None:
+            return self.schema
+        writes = self.timeline.write_timeline()
+        first, last = writes.first(), writes.last()
+        if last is None or first is None or as_of >= last.requested_time or as_of < first.requested_time:
+            return self.schema
+        known = self._schemas_as_of.get(as_of)
+        if known is None:
+            known = table_schema(self.storage, self.config, self.timeline.until(as_of))
+            self._schemas_as_of.put(as_of, known)
+        return known
+
+    def schema_and_listing(self, as_of: str | None = None) -> tuple[pa.Schema, ListingSource]:
+        """The schema (as of ``as_of``: :meth:`schema_as_of`) and the listing source, which a
+        filtered plan needs both of. On an object store the listing source (the MDT) opens while
+        the schema's commit is read: both come after the timeline, so neither needs the other's
+        round trip first."""
         opened = "listing" in self.__dict__ or "schema" in self.__dict__
         if opened or self.storage.is_local_disk:
-            return self.schema, self.listing
+            return self.schema_as_of(as_of), self.listing
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=1) as pool:
             opening = pool.submit(lambda: self.listing)
-            schema = self.schema
+            schema = self.schema_as_of(as_of)
             with contextlib.suppress(Exception):  # opened again below, raising it in this thread
                 opening.result()
         return schema, self.listing
