@@ -359,16 +359,7 @@ def test_refresh_picks_up_a_new_commit(hudi_spark, table_path, tmp_path) -> None
     index = _relation(df).location()
     assert df.count() == 12
     size_before = index.sizeInBytes()
-    upsert = pa.table(
-        {
-            "txn_id": ["TXN-NEW-1"],
-            "account_id": ["ACC-X"],
-            "txn_ts": pa.array([1_900_000_000_000], pa.int64()),
-            "amount": pa.array([1], pa.decimal128(15, 2)),
-            "currency": ["USD"],
-            "region": ["us"],
-        }
-    )
+    upsert = new_txn(path, "TXN-NEW-1")
     hudi_md.write(
         upsert,
         path,
@@ -390,7 +381,7 @@ def test_refresh_picks_up_a_new_commit(hudi_spark, table_path, tmp_path) -> None
     cached = hudi_md_df(hudi_spark, path).cache()
     assert cached.count() == 13
     hudi_md.write(
-        upsert.set_column(0, "txn_id", pa.array(["TXN-NEW-2"])),
+        new_txn(path, "TXN-NEW-2"),
         path,
         operation="upsert",
         options={
@@ -419,16 +410,7 @@ def test_a_repeated_query_reuses_the_answer_until_the_table_changes(hudi_spark, 
     assert us.count() == rows_in_us(hudi_spark, path)
     assert last_plan_counters(hudi_spark)["jvm_answer_reused"] == 0  # other filters, another answer
     hudi_md.write(
-        pa.table(
-            {
-                "txn_id": ["TXN-NEW-1"],
-                "account_id": ["ACC-X"],
-                "txn_ts": pa.array([1_900_000_000_000], pa.int64()),
-                "amount": pa.array([1], pa.decimal128(15, 2)),
-                "currency": ["USD"],
-                "region": ["us"],
-            }
-        ),
+        new_txn(path, "TXN-NEW-1"),
         path,
         operation="upsert",
         options={
@@ -442,6 +424,16 @@ def test_a_repeated_query_reuses_the_answer_until_the_table_changes(hudi_spark, 
     assert hudi_md_df(hudi_spark, path).count() == 13
     assert last_plan_counters(hudi_spark)["jvm_answer_reused"] == 0
     assert hudi_md_df(hudi_spark, path).where("region = 'us'").count() == rows_in_us(hudi_spark, path)
+
+
+def new_txn(path: str, txn_id: str) -> pa.Table:
+    """A new row of the transactions table in region ``us``, with every column of the table (a
+    write must carry them all)."""
+    row = hudi_md.open_table(path).read(filters=[("region", "=", "us")]).slice(0, 1)
+    row = row.drop_columns([c for c in row.column_names if c.startswith("_hoodie_")])
+    row = row.set_column(row.schema.get_field_index("txn_id"), "txn_id", pa.array([txn_id]))
+    ts = row.schema.get_field_index("txn_ts")
+    return row.set_column(ts, row.schema.field(ts), pa.array([1_900_000_000_000], row.schema.field(ts).type))
 
 
 def rows_in_us(spark: Any, path: str) -> int:
