@@ -18,13 +18,22 @@ from typing import Any
 import pytest
 
 import hudi_md
-from hudi_md.errors import HudiMdError, MissingSchemaFieldError, RecordMergeError
+from hudi_md.errors import (
+    HudiMdError,
+    IncompatibleSchemaChangeError,
+    MissingSchemaFieldError,
+    RecordMergeError,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "write"))
 
 from merge_cases import CASES, CI_CASES, Batch, Case, assert_rows, listing
 
-REFUSALS = {"reproduction": MissingSchemaFieldError, "4": RecordMergeError}
+REFUSALS = {
+    "reproduction": MissingSchemaFieldError,
+    "4": RecordMergeError,
+    "types": IncompatibleSchemaChangeError,
+}
 
 
 def _write(spark: Any, case: Case, batch: Batch, path: Path, record_index: bool) -> None:

@@ -261,7 +261,50 @@ def _cases(table_type: str) -> list[Case]:
     ]
 
 
-CASES = [c for t in ("COPY_ON_WRITE", "MERGE_ON_READ") for c in _cases(t)]
+def _type_change(
+    name: str,
+    table_type: str,
+    stored: tuple[str, Any, Any],
+    incoming: tuple[str, Any],
+    expected: tuple[Any, Any] | None,
+) -> Case:
+    """Column ``x`` written as ``stored`` (type, a's value, b's value), then a's row with ``x`` of
+    another type; ``expected``: (a's, b's) value read back after, or None when Hudi refuses it."""
+    first = Batch("upsert", {**KPT, "x": stored[0]}, [("a", "p0", 1, stored[1]), ("b", "p0", 1, stored[2])])
+    second = Batch(
+        "upsert", {**KPT, "x": incoming[0]}, [("a", "p0", 2, incoming[1])], refused=expected is None
+    )
+    rows = (
+        [{"k": "a", "p": "p0", "ts": 1, "x": stored[1]}, {"k": "b", "p": "p0", "ts": 1, "x": stored[2]}]
+        if expected is None
+        else [
+            {"k": "a", "p": "p0", "ts": 2, "x": expected[0]},
+            {"k": "b", "p": "p0", "ts": 1, "x": expected[1]},
+        ]
+    )
+    return Case(name, table_type, [first, second], rows, finding="types")
+
+
+KPT = {"k": "string", "p": "string", "ts": "bigint"}
+
+
+def _type_cases(table_type: str) -> list[Case]:
+    return [
+        # promoted: the table's column becomes the records' type, older values read converted
+        _type_change("int_to_long", table_type, ("int", 7, 8), ("bigint", 2**40), (2**40, 8)),
+        _type_change("long_to_double", table_type, ("bigint", 7, 8), ("double", 2.5), (2.5, 8.0)),
+        _type_change("long_to_string", table_type, ("bigint", 7, 8), ("string", "s"), ("s", "8")),
+        _type_change("double_to_string", table_type, ("double", 7.5, 8.0), ("string", "s"), ("s", "8.0")),
+        # converted: the table keeps its type, the records' values become it
+        _type_change("int_into_double", table_type, ("double", 7.5, 8.5), ("int", 3), (3.0, 8.5)),
+        _type_change("long_into_string", table_type, ("string", "s", "t"), ("bigint", 3), ("3", "t")),
+        # refused
+        _type_change("boolean_into_double", table_type, ("double", 7.5, 8.5), ("boolean", True), None),
+        _type_change("boolean_into_long", table_type, ("bigint", 7, 8), ("boolean", False), None),
+    ]
+
+
+CASES = [c for t in ("COPY_ON_WRITE", "MERGE_ON_READ") for c in (*_cases(t), *_type_cases(t))]
 
 
 # One case of each finding for CI's slice of the interoperability suite (the rest run in
@@ -274,6 +317,8 @@ CI_CASES = {
     "null_ordering_against_stored-mor",
     "commit_time_in_batch-cow",
     "reinsert_below_flagged_delete-mor",
+    "long_to_string-mor",
+    "boolean_into_double-cow",
 }
 
 

@@ -30,6 +30,7 @@ from merge_cases import CASES, Case, assert_rows, listing
 REFUSALS = {
     "reproduction": MissingSchemaFieldError,
     "4": RecordMergeError,
+    "types": IncompatibleSchemaChangeError,
 }
 
 

@@ -301,9 +301,13 @@ def _partition_stats_differences(table: TableState, slices: Sequence[FileSlice])
         if st is None:
             out.append(Difference("partition_stats_missing", p, detail=f"no partition stats for {col}"))
             continue
+        # A missing bound prunes nothing (sound) unless the stats say the partition holds only
+        # nulls, which prunes every comparison.
+        only_nulls = st.null_count is not None and st.value_count is not None and st.null_count >= st.value_count
         try:
-            low_ok = not mins or (st.min_value is not None and st.min_value <= min(mins))
-            high_ok = not maxs or (st.max_value is not None and st.max_value >= max(maxs))
+            low_ok = not mins or (not only_nulls if st.min_value is None else st.min_value <= min(mins))
+            high_ok = not maxs or (not only_nulls if st.max_value is None else st.max_value >= max(maxs))
+            files_range = f"[{min(mins, default=None)}, {max(maxs, default=None)}]"
         except TypeError:
             continue  # values of different kinds (schema evolution): not comparable, not judged
         if not (low_ok and high_ok):
@@ -312,7 +316,7 @@ def _partition_stats_differences(table: TableState, slices: Sequence[FileSlice])
                     "partition_stats_unsound",
                     p,
                     detail=f"partition stats of {col} [{st.min_value}, {st.max_value}] do not cover the "
-                    f"latest files' [{min(mins, default=None)}, {max(maxs, default=None)}]",
+                    f"latest files' {files_range}",
                 )
             )
     return out
