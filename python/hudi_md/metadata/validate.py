@@ -303,7 +303,9 @@ def _partition_stats_differences(table: TableState, slices: Sequence[FileSlice])
             continue
         # A missing bound prunes nothing (sound) unless the stats say the partition holds only
         # nulls, which prunes every comparison.
-        only_nulls = st.null_count is not None and st.value_count is not None and st.null_count >= st.value_count
+        only_nulls = (
+            st.null_count is not None and st.value_count is not None and st.null_count >= st.value_count
+        )
         try:
             low_ok = not mins or (not only_nulls if st.min_value is None else st.min_value <= min(mins))
             high_ok = not maxs or (not only_nulls if st.max_value is None else st.max_value >= max(maxs))
