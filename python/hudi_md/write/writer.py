@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from hudi_md.errors import (
+    CorruptFileError,
     HeartbeatExpiredError,
     HudiMdError,
     InvalidOptionError,
@@ -192,10 +193,10 @@ class HudiWriter(WritableTable):
         Records the table's rules refuse (schema, values, merge) are refused before the instant
         starts where the records alone decide it, and otherwise (a null ordering value meeting a
         stored row) with the instant and its files removed: either way nothing is left behind."""
-        prepared = self.prepare_records(data, operation)
+        prepared = self.records_before_recovery(data, operation)
         session = self.start_write(operation, data.schema)
         try:
-            if session.writer_schema != prepared.writer_schema:
+            if prepared is not None and session.writer_schema != prepared.writer_schema:
                 prepared = None  # another writer changed the schema meanwhile: again, as it is now
             results, replaced = self.write_files(session, data, prepared=prepared)
             result = self.finish_commit(session, results, replaced)
@@ -228,10 +229,13 @@ class HudiWriter(WritableTable):
                 "reader.read_all() to write them at once, or stream them with operation='insert' or "
                 "'bulk_insert' (without hoodie.combine.before.insert)"
             )
-        expected = self.writer_schema(reader.schema, operation, cfg)
+        try:
+            expected: WriterSchema | None = self.writer_schema(reader.schema, operation, cfg)
+        except CorruptFileError:  # a torn newest commit: decided after the write's recovery
+            expected = None
         session = self.start_write(operation, reader.schema)
         try:
-            if session.writer_schema != expected:
+            if expected is not None and session.writer_schema != expected:
                 raise SchemaEvolutionError(
                     f"{self.storage.uri()}: another writer changed the table's schema while this "
                     "write started; nothing was written, write again"
@@ -275,6 +279,15 @@ class HudiWriter(WritableTable):
             table=self.storage.uri(),
             required=required,
         )
+
+    def records_before_recovery(self, data: pa.Table, operation: str) -> PreparedRecords | None:
+        """:meth:`prepare_records` before the write starts, or None when the table's recorded
+        schema cannot be read yet (a torn newest commit, which the write's recovery repairs: the
+        records are then prepared after it, and a refusal removes the started instant)."""
+        try:
+            return self.prepare_records(data, operation)
+        except CorruptFileError:
+            return None
 
     def prepare_records(self, data: pa.Table, operation: str) -> PreparedRecords:
         """The records of a write as the table takes them, before anything is written: the
@@ -348,11 +361,17 @@ class HudiWriter(WritableTable):
                 cfg = with_indexed_columns(WriteConfig.from_options(self.options, existing), self.storage)
                 check_version(self.storage, existing)
                 layout = check_layout(self.storage, existing, self.options, cfg)
-                evolved = self.writer_schema(schema, operation, cfg)
-                avro_schema = writer_avro_schema(cfg, evolved.schema)
+                if existing is None:
+                    evolved = self.writer_schema(schema, operation, cfg)
+                    avro_schema = writer_avro_schema(cfg, evolved.schema)
                 config = existing or create_table(self.storage, cfg, avro_schema, layout)
                 self.adopt_layout(config)
                 rollback_failed_writes(self, config)
+                if existing is not None:
+                    # after the recovery: the newest completed commit (whose schema the table's
+                    # is) may have been torn and is repaired now
+                    evolved = self.writer_schema(schema, operation, cfg)
+                    avro_schema = writer_avro_schema(cfg, evolved.schema)
                 self.pending_mdt_rebuild = None  # the sync below re-creates whatever is missing
                 config = TableConfig.load(self.storage)
                 if not (cfg.concurrency.optimistic and self.other_pending_writes(None)):
