@@ -60,7 +60,7 @@ def test_migration_creates_the_model(db_url: str) -> None:
     migrate(engine)
     with engine.connect() as conn:
         context = MigrationContext.configure(conn)
-        assert context.get_current_revision() == "0001_initial"
+        assert context.get_current_revision() == "0002_typed_partition_keys"
         assert compare_metadata(context, S.metadata) == []
         inspector = sa.inspect(conn)
         tables = set(inspector.get_table_names())

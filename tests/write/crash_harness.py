@@ -73,6 +73,7 @@ def options(table_type: str, mdt: bool, **extra: str) -> dict[str, str]:
 # --- steps ---------------------------------------------------------------------------------------
 
 # A step: ("write", operation, ids, ts, seed) | ("compact",) | ("mdt_compact",) | ("clean",)
+# | ("delete_partitions", [partition paths])
 Step = tuple
 
 
@@ -93,6 +94,13 @@ def run_step(path: Path, table_type: str, mdt: bool, step: Step, model: Model | 
         return services.compact_metadata_table(w, force=True)
     if kind == "clean":
         return services.clean(w, WriteConfig.from_options(w.options, TableConfig.load(w.storage)))
+    if kind == "delete_partitions":
+        result = w.delete_partitions(step[1])
+        if model is not None:
+            cities = {p.split("=", 1)[1] for p in step[1]}
+            for key in [k for k in model.rows if k[0] in cities]:
+                del model.rows[key]
+        return result.instant
     raise ValueError(step)
 
 
@@ -227,6 +235,9 @@ def _specs() -> list[Spec]:
             # clean: the slices the last upserts (COW) or a compaction (MOR) replaced
             setup = [*BASE[:2], ("compact",), BASE[2]] if table_type == MOR else BASE
             out.append(Spec("clean", table_type, mdt, setup, _clean, _same))
+            # a clean deleting a partition a delete_partition emptied (its directory, its MDT entry)
+            dropped = [*BASE, ("delete_partitions", ["city=sf"]), ("write", "upsert", range(1, 60, 3), 4, 4)]
+            out.append(Spec("clean_dropped_partition", table_type, mdt, dropped, _clean, _same))
             if table_type == MOR:
                 out.append(Spec("compaction", table_type, mdt, BASE, _compact, _same))
             out.append(Spec("rollback_commit", table_type, mdt, BASE, _rollback_last, lambda m: m))
@@ -303,7 +314,7 @@ def build(spec: Spec, root: Path) -> Built:
     models = [Model()]
     for step in spec.setup:
         run_step(path, spec.table_type, base_mdt, step, model)
-        if step[0] == "write":
+        if step[0] in ("write", "delete_partitions"):
             models.append(model.copy())
     probe = root / "probe"
     shutil.copytree(path, probe)

@@ -81,9 +81,10 @@ def metastore_sync(
         ref, done = sync(
             target, metastore_options(options, uri, token), progress=lambda n, t: report("timeline", n, t)
         )
+    retyped = done.get("partition_types_corrected", 0)
     click.echo(
         f"{ref.db}.{ref.table}: {done['created']} instants recorded, {done['transitioned']} transitions, "
-        f"{done['removed']} removed"
+        f"{done['removed']} removed" + (f", {retyped} partition column types corrected" if retyped else "")
     )
 
 

@@ -273,8 +273,10 @@ def cleaner_plan_record(
     last_completed: str,
     policy: str,
     file_uris: Mapping[str, Sequence[str]],
+    partitions_to_delete: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """A ``HoodieCleanerPlan`` (version 2) deleting ``file_uris`` (partition → full file paths)."""
+    """A ``HoodieCleanerPlan`` (version 2) deleting ``file_uris`` (partition → full file paths)
+    and the partitions ``partitions_to_delete`` (left without files)."""
     return {
         "earliestInstantToRetain": (
             {"timestamp": earliest_to_retain, "action": "commit", "state": "COMPLETED"}
@@ -289,7 +291,7 @@ def cleaner_plan_record(
             p: [{"filePath": uri, "isBootstrapBaseFile": False} for uri in uris]
             for p, uris in file_uris.items()
         },
-        "partitionsToBeDeleted": [],
+        "partitionsToBeDeleted": list(partitions_to_delete),
         "extraMetadata": {},
     }
 
@@ -301,8 +303,10 @@ def clean_metadata_record(
     last_completed: str,
     policy: str,
     deleted: Mapping[str, Sequence[str]],
+    partitions_deleted: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The ``HoodieCleanMetadata`` (version 2) of a clean that deleted ``deleted`` (partition → names)."""
+    """The ``HoodieCleanMetadata`` (version 2) of a clean that deleted ``deleted`` (partition →
+    names) and the partitions ``partitions_deleted``."""
     return {
         "startCleanTime": instant,
         "timeTakenInMillis": 0,
@@ -316,7 +320,7 @@ def clean_metadata_record(
                 "deletePathPatterns": list(names),
                 "successDeleteFiles": list(names),
                 "failedDeleteFiles": [],
-                "isPartitionDeleted": False,
+                "isPartitionDeleted": p in partitions_deleted,
             }
             for p, names in deleted.items()
         },

@@ -8,8 +8,9 @@ every request; it never appears in a message.
 from __future__ import annotations
 
 import base64
+import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -17,9 +18,17 @@ from pydantic import BaseModel, TypeAdapter
 
 from hudi_md.errors import InvalidOptionError, MetastoreError
 from hudi_md.metastore import protocol as P
-from hudi_md.metastore.options import DEFAULT_TIMEOUT_S, METASERVER_TOKEN, metaserver_timeout, metaserver_uri
+from hudi_md.metastore.options import (
+    DEFAULT_TIMEOUT_S,
+    METASERVER_TOKEN,
+    METASERVER_URIS,
+    metaserver_timeout,
+    metaserver_uri,
+)
 
 M = TypeVar("M", bound=BaseModel)
+A = TypeVar("A")
+_TOKEN_RE = re.compile(r"[\x21-\x7e]+")
 _SHARED: dict[tuple[str, str | None, float], MetastoreClient] = {}
 _SHARED_LOCK = threading.Lock()
 
@@ -40,6 +49,13 @@ class MetastoreClient:
 
         self.uri = uri.rstrip("/")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        try:
+            httpx.URL(self.uri)
+        except (httpx.InvalidURL, ValueError) as e:
+            raise InvalidOptionError(f"{METASERVER_URIS}: {uri!r} is not a URL ({e})") from None
+        if token and not _TOKEN_RE.fullmatch(token):
+            # never quoted: it is a secret
+            raise InvalidOptionError(f"{METASERVER_TOKEN}: a bearer token is printable ASCII without spaces")
         self._http = httpx.Client(base_url=self.uri, headers=headers, timeout=timeout_s, transport=transport)
         self.requests = 0  # how many requests this client sent (planning counts them)
 
@@ -75,7 +91,10 @@ class MetastoreClient:
         import httpx
 
         self.requests += 1
-        content = body.model_dump_json(exclude_none=True) if body is not None else None
+        try:
+            content = body.model_dump_json(exclude_none=True) if body is not None else None
+        except ValueError as e:  # text that is not Unicode (a lone surrogate) cannot be sent
+            raise MetastoreError(f"metastore {self.uri}: {method} {path}: not sent: {e}", "invalid") from e
         headers = {"Content-Type": "application/json"} if content is not None else None
         try:
             response = self._http.request(method, path, content=content, params=params, headers=headers)
@@ -83,6 +102,15 @@ class MetastoreClient:
             raise MetastoreError(
                 f"metastore {self.uri}: {method} {path} got no answer: {type(e).__name__}: {e}", "unreachable"
             ) from e
+        except (httpx.InvalidURL, UnicodeError, ValueError) as e:  # a path or parameter httpx refuses
+            raise MetastoreError(f"metastore {self.uri}: {method} {path}: not sent: {e}", "invalid") from e
+        if 300 <= response.status_code < 400:
+            raise MetastoreError(
+                f"metastore {self.uri}: {method} {path}: {response.status_code} (a redirect to "
+                f"{response.headers.get('location')!r}: is {METASERVER_URIS} the metastore's address?)",
+                "internal",
+                response.status_code,
+            )
         if response.status_code >= 400:
             code, message = "internal", response.text[:500]
             try:
@@ -98,16 +126,17 @@ class MetastoreClient:
         return response
 
     def _json(self, model: type[M], method: str, path: str, **kwargs: Any) -> M:
-        return model.model_validate_json(self._send(method, path, **kwargs).content)
+        return _answer(self, method, path, lambda b: model.model_validate_json(b), **kwargs)
 
     def _list(self, model: type[M], method: str, path: str, **kwargs: Any) -> list[M]:
-        return TypeAdapter(list[model]).validate_json(self._send(method, path, **kwargs).content)  # type: ignore[valid-type]
+        adapter = TypeAdapter(list[model])  # type: ignore[valid-type]
+        return _answer(self, method, path, adapter.validate_json, **kwargs)
 
     # --- table service -------------------------------------------------------------------------------
 
     def create_database(self, name: str, **fields: Any) -> P.Database:
         return self._json(
-            P.Database, "POST", f"{P.API_PREFIX}/databases", body=P.DatabaseIn(name=name, **fields)
+            P.Database, "POST", f"{P.API_PREFIX}/databases", body=P.DatabaseIn(name=_name(name), **fields)
         )
 
     def database(self, name: str) -> P.Database:
@@ -128,6 +157,9 @@ class MetastoreClient:
 
     def table(self, db: str, name: str) -> P.Table:
         return self._json(P.Table, "GET", P.table_route(_name(db), _name(name)))
+
+    def update_table(self, db: str, name: str, update: P.TableUpdate) -> P.Table:
+        return self._json(P.Table, "PATCH", P.table_route(_name(db), _name(name)), body=update)
 
     def tables(self, db: str) -> list[P.Table]:
         return self._list(P.Table, "GET", f"{P.API_PREFIX}/databases/{_name(db)}/tables")
@@ -197,6 +229,10 @@ class MetastoreClient:
     def instants(self, db: str, table: str) -> list[P.Instant]:
         return self._list(P.Instant, "GET", f"{P.table_route(db, table)}/instants")
 
+    def timeline(self, db: str, table: str) -> P.TableTimeline:
+        """The instants, the table version they are as of and the snapshot status, in one request."""
+        return self._json(P.TableTimeline, "GET", f"{P.table_route(db, table)}/timeline")
+
     def instant_metadata(self, db: str, table: str, requested_time: str, state: str) -> bytes:
         route = f"{P.table_route(db, table)}/instants/{requested_time}/metadata"
         return bytes(self._send("GET", route, params={"state": state}).content)
@@ -204,9 +240,15 @@ class MetastoreClient:
     # --- partition service ---------------------------------------------------------------------------
 
     def partitions(
-        self, db: str, table: str, where: P.Filter | None = None, *, include_dropped: bool = False
+        self,
+        db: str,
+        table: str,
+        where: P.Filter | None = None,
+        *,
+        include_dropped: bool = False,
+        version: int | None = None,
     ) -> list[P.Partition]:
-        body = P.PartitionQuery(filter=where, include_dropped=include_dropped)
+        body = P.PartitionQuery(filter=where, include_dropped=include_dropped, version=version)
         return self._list(P.Partition, "POST", f"{P.table_route(db, table)}/partitions/query", body=body)
 
     def drop_partition(self, db: str, table: str, path: str) -> P.Partition:
@@ -216,17 +258,39 @@ class MetastoreClient:
     # --- snapshot service ----------------------------------------------------------------------------
 
     def slices(
-        self, db: str, table: str, partitions: Sequence[str] | None = None, as_of: str | None = None
+        self,
+        db: str,
+        table: str,
+        partitions: Sequence[str] | None = None,
+        as_of: str | None = None,
+        *,
+        version: int | None = None,
     ) -> list[P.FileSliceOut]:
-        body = P.SliceQuery(partitions=list(partitions) if partitions is not None else None, as_of=as_of)
+        body = P.SliceQuery(
+            partitions=list(partitions) if partitions is not None else None, as_of=as_of, version=version
+        )
         return self._list(P.FileSliceOut, "POST", f"{P.table_route(db, table)}/snapshot/slices", body=body)
 
     def snapshot_status(self, db: str, table: str) -> P.SnapshotStatus:
         return self._json(P.SnapshotStatus, "GET", f"{P.table_route(db, table)}/snapshot/status")
 
 
+def _answer(client: MetastoreClient, method: str, path: str, parse: Callable[[bytes], A], **kwargs: Any) -> A:
+    """The answer to a request, parsed; an answer that is not the protocol's (another server at
+    the address, a proxy's page) is a :class:`MetastoreError`."""
+    content = client._send(method, path, **kwargs).content
+    try:
+        return parse(content)
+    except ValueError as e:
+        raise MetastoreError(
+            f"metastore {client.uri}: {method} {path}: the answer is not the metastore protocol's "
+            f"({content[:80]!r}...)",
+            "internal",
+        ) from e
+
+
 def _name(name: str) -> str:
-    if not P.NAME_RE.match(name):
+    if not P.NAME_RE.fullmatch(name):
         raise InvalidOptionError(f"metastore names are {P.NAME_PATTERN}; got {name!r}")
     return name
 

@@ -16,12 +16,13 @@ from collections.abc import Callable, Mapping
 
 import pyarrow as pa
 
-from hudi_md.errors import MetastoreError
+from hudi_md.errors import HudiMdError, MetastoreError, TableConfigError
 from hudi_md.metastore import protocol as P
 from hudi_md.metastore.client import MetastoreClient
 from hudi_md.metastore.source import TableRef
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
+from hudi_md.table.schema import parse_embedded_schema
 from hudi_md.table.timeline import Instant, State, Timeline
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,22 @@ class MetastoreMirror:
             raise
 
 
+def partition_field_schemas(config: TableConfig, schema: pa.Schema | None) -> list[P.FieldSchema]:
+    """The table's partition columns with their Arrow types in ``schema`` (None: the schema of
+    ``hoodie.table.create.schema``); ``string`` for a column the schema lacks (e.g. dropped
+    partition columns, which read back as strings)."""
+    if schema is None and config.create_schema:
+        try:
+            schema = parse_embedded_schema(config.create_schema, TableConfigError, "hoodie.properties")
+        except HudiMdError as e:
+            log.warning("metastore: partition columns of %s registered as strings: %s", config.table_name, e)
+    fields = []
+    for f in config.partition_fields:
+        typ = str(schema.field(f).type) if schema is not None and schema.get_field_index(f) >= 0 else "string"
+        fields.append(P.FieldSchema(name=f, type=typ))
+    return fields
+
+
 def register_table(
     client: MetastoreClient,
     storage: Storage,
@@ -101,13 +118,11 @@ def register_table(
 ) -> TableRef:
     """Register the table at ``storage`` (its ``hoodie.properties``, partition fields and schema)
     as ``db.name``, creating the database if needed; an existing registration of the same
-    location is kept."""
+    location is kept. ``schema``: the table's (None: ``hoodie.table.create.schema``'s), which
+    types the partition columns."""
     location = storage.uri()
     client.ensure_database(db)
-    fields = []
-    for f in config.partition_fields:
-        typ = str(schema.field(f).type) if schema is not None and schema.get_field_index(f) >= 0 else "string"
-        fields.append(P.FieldSchema(name=f, type=typ))
+    fields = partition_field_schemas(config, schema)
     body = P.TableIn(
         name=name,
         location=location,

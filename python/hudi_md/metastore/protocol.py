@@ -16,6 +16,8 @@ Table service
     POST   /v1/databases/{db}/tables                      TableIn -> Table (201; 409 exists)
     GET    /v1/databases/{db}/tables                      -> list[Table]
     GET    /v1/databases/{db}/tables/{table}              -> Table
+    PATCH  /v1/databases/{db}/tables/{table}              TableUpdate -> Table (the partition
+                                                          columns' types; their values re-typed)
     DELETE /v1/databases/{db}/tables/{table}
     GET    /v1/tables?location=<uri>                      -> list[Table] (the tables at a location)
 
@@ -24,6 +26,9 @@ Timeline service (instants of one table; ``T`` below is ``/v1/databases/{db}/tab
                                                           increasing per table, after ``after``)
     POST   T/instants                                     InstantIn -> Instant (201; 409 exists)
     GET    T/instants                                     -> list[Instant] (every state, by time)
+    GET    T/timeline                                     -> TableTimeline (the instants, the table
+                                                          version they are as of and the snapshot
+                                                          status, read at once: a plan's pin)
     POST   T/instants/{ts}/transition                     Transition -> Instant (409 conflict: the
                                                           instant is not in ``from_state``, or a
                                                           write completing would overlap one that
@@ -34,12 +39,15 @@ Timeline service (instants of one table; ``T`` below is ``/v1/databases/{db}/tab
 
 Partition service
     POST   T/partitions/query                             PartitionQuery -> list[Partition]
-                                                          (pruning in SQL over partition_key_val)
+                                                          (pruning in SQL over partition_key_val;
+                                                          as of ``version`` when given)
     GET    T/partitions/{partition}                       -> Partition (404 when absent or dropped)
     DELETE T/partitions/{partition}                       -> Partition (marked dropped, clean scheduled)
 
 Snapshot service (kept in step with completed instants by the server's snapshot sync)
-    POST   T/snapshot/slices                              SliceQuery -> list[FileSliceOut]
+    POST   T/snapshot/slices                              SliceQuery -> list[FileSliceOut] (as of
+                                                          ``version`` when given; 409 conflict when
+                                                          the snapshot cannot answer as of it)
     GET    T/snapshot/files?partition=&after=             -> list[FileOut] (files of instants after)
     GET    T/snapshot/all-files?partition=                -> list[FileOut] (every live file version)
     GET    T/snapshot/status                              -> SnapshotStatus
@@ -54,6 +62,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from hudi_md.errors import InvalidOptionError
 from hudi_md.metastore.options import METASERVER_ENABLED as METASERVER_ENABLED
 from hudi_md.metastore.options import METASERVER_TOKEN as METASERVER_TOKEN
 from hudi_md.metastore.options import METASERVER_URIS as METASERVER_URIS
@@ -101,7 +110,17 @@ class Database(DatabaseIn):
 
 class FieldSchema(BaseModel):
     name: str
-    type: str  # Arrow's type name ("string", "int64", "date32[day]", ...)
+    # Arrow's type name ("string", "int64", "date32[day]", "timestamp[us, tz=UTC]", ...); Avro's
+    # and Spark SQL's are understood too. Integer, date and timestamp partition columns prune as
+    # their type; others as numbers (numeric types) or text.
+    type: str
+
+
+class TableUpdate(BaseModel):
+    """A registered table's partition columns with their types: the same names in the same order
+    (``hudi-md metastore sync`` sends the types of the table's recorded schema)."""
+
+    partition_fields: list[FieldSchema]
 
 
 class TableIn(BaseModel):
@@ -176,6 +195,8 @@ class Filter(BaseModel):
 class PartitionQuery(BaseModel):
     filter: Filter | None = None
     include_dropped: bool = False
+    # a table version (TableTimeline.version): the partitions as of it (None: the latest)
+    version: int | None = Field(default=None, ge=0)
 
 
 class Partition(BaseModel):
@@ -195,6 +216,9 @@ class Partition(BaseModel):
 class SliceQuery(BaseModel):
     partitions: list[str] | None = None  # None: every partition
     as_of: str | None = None  # an instant time: the slices as of it (completed instants up to it)
+    # a table version (TableTimeline.version): the slices of the instants completed up to it, as
+    # the snapshot had them then (None: the latest)
+    version: int | None = Field(default=None, ge=0)
 
 
 class FileOut(BaseModel):
@@ -219,12 +243,27 @@ class SnapshotStatus(BaseModel):
     pending: list[str]  # completed instants not applied yet
     status: Literal["synced", "syncing", "failed"]
     message: str | None = None
+    synced_version: int = 0  # the table version the snapshot applied every instant up to
+
+
+class TableTimeline(BaseModel):
+    """A table's timeline and the table version it is as of, read at once: a plan pins the
+    partition and slice queries it makes to ``version``, so every answer is of that one state."""
+
+    version: int  # completed instants the server recorded (each a table version)
+    instants: list[Instant]  # every state, by requested time
+    snapshot: SnapshotStatus
 
 
 Filter.model_rebuild()
 
 
 def table_route(db: str, table: str) -> str:
+    """The route of ``db.table``; a name that is not the protocol's is refused
+    (:class:`~hudi_md.errors.InvalidOptionError`) before it becomes part of a URL."""
+    for name in (db, table):
+        if not NAME_RE.fullmatch(name):
+            raise InvalidOptionError(f"metastore names are {NAME_PATTERN}; got {name!r}")
     return f"{API_PREFIX}/databases/{db}/tables/{table}"
 
 

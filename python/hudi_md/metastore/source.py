@@ -1,11 +1,22 @@
 """A table as the metastore knows it: its timeline from the timeline service, its partitions (pruned
 in SQL) from the partition service and its files from the snapshot service, for a
-:class:`~hudi_md.table.state.TableState` to plan from instead of listing ``.hoodie/timeline`` and
-reading the MDT's ``files`` partition.
+:class:`~hudi_md.table.state.TableState` to plan from instead of reading the MDT's ``files``
+partition.
 
-The snapshot service follows completed instants asynchronously: a table whose snapshot has not yet
-applied every completed instant of its timeline is waited for a moment, then read through its MDT
-(or storage) as without the metastore, with a warning; it is never planned from a stale snapshot.
+**Never staler than storage.** The state lists the table's own timeline first (one listing request)
+and hands it to :meth:`MetastoreTable.state`, which asks the server for its timeline: when an
+instant completed on storage is not completed on the server (a completion the server missed: its
+writer warned), the server is asked again for up to :data:`CATCH_UP_WAIT_S` (a writer tells the
+server right after storage), then the table is planned from its own MDT with a warning naming the
+instant (``hudi-md metastore sync`` brings the server up to date).
+
+**Never torn.** The timeline comes with the table version it is as of (one request), and every
+later request of the plan (partitions, slices) carries that version: the server answers as of it
+(:mod:`hudi_md.metastore_server.as_of`), so a plan sees one state while other writers commit.
+
+The snapshot service follows completed instants asynchronously: a snapshot that has not yet applied
+every version up to the plan's is waited for a moment, then the table is read through its MDT (or
+storage) as without the metastore, with a warning; it is never planned from a stale snapshot.
 """
 
 from __future__ import annotations
@@ -40,6 +51,10 @@ from hudi_md.table.timeline import COMPLETES_AS, Instant, State, Timeline
 log = logging.getLogger(__name__)
 
 SYNC_WAIT_S = 5.0
+# how long the server may take to record the completions the table's own timeline shows (a writer
+# tells it right after storage)
+CATCH_UP_WAIT_S = 1.0
+_POLL_S = 0.05
 _STATES = {"requested": State.REQUESTED, "inflight": State.INFLIGHT, "completed": State.COMPLETED}
 _STATE_NAMES = {v: k for k, v in _STATES.items()}
 
@@ -79,8 +94,7 @@ def resolve_table(client: MetastoreClient, name_or_location: str) -> TableRef | 
 
 
 class MetastoreTable:
-    """A :class:`~hudi_md.table.state.TableSource`: the timeline and listings of one registered
-    table, from the server."""
+    """A :class:`~hudi_md.table.state.TableSource`: one registered table on the server."""
 
     name = "metastore"
 
@@ -88,60 +102,91 @@ class MetastoreTable:
         self.client = client
         self.ref = ref
 
-    def timeline(self) -> Timeline:
-        instants = [_instant(i) for i in self.client.instants(self.ref.db, self.ref.table)]
+    def state(self, on_storage: Timeline) -> MetastoreState | None:
+        """The table as the server has it now: its timeline and the table version that is as of
+        (one request), when it holds every instant completed in ``on_storage`` (the table's own
+        timeline, listed before) and the snapshot applied every version up to it (waiting up to
+        :data:`CATCH_UP_WAIT_S` and :data:`SYNC_WAIT_S` for those); otherwise None, with a
+        warning: the caller plans from the table's own metadata."""
+        name = f"{self.ref.db}.{self.ref.table}"
+        done = {i.requested_time for i in on_storage.completed()}
+        deadline = time.monotonic() + CATCH_UP_WAIT_S
+        while True:
+            got = self.client.timeline(self.ref.db, self.ref.table)
+            missing = sorted(done - {i.requested_time for i in got.instants if i.state == "completed"})
+            if not missing:
+                break
+            if time.monotonic() >= deadline:
+                warnings.warn(
+                    f"hudi-md: the metastore has not recorded {len(missing)} instant(s) of {name} that "
+                    f"completed on the table's storage (the newest: {missing[-1]}); planning from the "
+                    f"table's own metadata instead. Run 'hudi-md metastore sync {self.ref.location}' to "
+                    "bring the metastore up to date",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+                return None
+            time.sleep(_POLL_S)
+        status = got.snapshot
+        deadline = time.monotonic() + SYNC_WAIT_S
+        while status.synced_version < got.version:
+            if status.status == "failed" or time.monotonic() >= deadline:
+                warnings.warn(
+                    f"hudi-md: the metastore's snapshot of {name} has not applied every completed "
+                    f"instant ({status.status}, {len(status.pending)} pending); planning from the "
+                    "table's own metadata instead",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+                return None
+            time.sleep(_POLL_S)
+            status = self.client.snapshot_status(self.ref.db, self.ref.table)
+        instants = [_instant(i) for i in got.instants]
 
         def read(instant: Instant) -> bytes:
             return self.client.instant_metadata(
                 self.ref.db, self.ref.table, instant.requested_time, _STATE_NAMES[instant.state]
             )
 
-        return Timeline(instants, reader=read, name=f"metastore {self.ref.db}.{self.ref.table}")
+        timeline = Timeline(instants, reader=read, name=f"metastore {name}")
+        return MetastoreState(self.client, self.ref, got.version, timeline)
 
-    def in_step(self, timeline: Timeline) -> bool:
-        """Whether the snapshot service applied every completed instant of ``timeline`` (waiting
-        up to :data:`SYNC_WAIT_S` for it)."""
-        latest = max((i.completion_time or i.requested_time for i in timeline.completed()), default=None)
-        deadline = time.monotonic() + SYNC_WAIT_S
-        while True:
-            status = self.client.snapshot_status(self.ref.db, self.ref.table)
-            if latest is None or (
-                status.status != "failed"
-                and not status.pending
-                and (status.synced_completion_time or "") >= latest
-            ):
-                return True
-            if time.monotonic() >= deadline:
-                warnings.warn(
-                    f"hudi-md: the metastore's snapshot of {self.ref.db}.{self.ref.table} has not applied "
-                    f"every completed instant ({status.status}, {len(status.pending)} pending); planning "
-                    "from the table's own metadata instead",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
-                return False
-            time.sleep(0.1)
+
+class MetastoreState:
+    """A :class:`~hudi_md.table.state.SourceState`: a registered table's timeline as the server
+    recorded it at table version ``version``, and listings as of that version."""
+
+    def __init__(self, client: MetastoreClient, ref: TableRef, version: int, timeline: Timeline) -> None:
+        self.client = client
+        self.ref = ref
+        self.version = version
+        self.timeline = timeline
 
     def listing(self, as_of: str | None = None) -> MetastoreListing:
-        return MetastoreListing(self.client, self.ref, as_of)
+        return MetastoreListing(self.client, self.ref, as_of, self.version)
 
 
 class MetastoreListing:
     """A :class:`~hudi_md.table.listing.ListingSource` over the partition and snapshot services:
     the files of the latest slices (as of an instant), one request for any number of partitions;
-    and partitions pruned in SQL (:meth:`matching_partitions`)."""
+    and partitions pruned in SQL (:meth:`matching_partitions`). ``version``: the table version
+    every request is answered as of (None: the latest)."""
 
     name = "metastore"
 
-    def __init__(self, client: MetastoreClient, ref: TableRef, as_of: str | None) -> None:
+    def __init__(
+        self, client: MetastoreClient, ref: TableRef, as_of: str | None, version: int | None = None
+    ) -> None:
         self.client = client
         self.ref = ref
         self.as_of = as_of
+        self.version = version
         self._partitions: list[str] | None = None
 
     def all_partitions(self) -> list[str]:
         if self._partitions is None:
-            self._partitions = sorted(p.path for p in self.client.partitions(self.ref.db, self.ref.table))
+            found = self.client.partitions(self.ref.db, self.ref.table, version=self.version)
+            self._partitions = sorted(p.path for p in found)
         return list(self._partitions)
 
     def matching_partitions(self, expr: Expression, partition_fields: Sequence[str]) -> list[str]:
@@ -150,13 +195,16 @@ class MetastoreListing:
         where, _ = to_filter(expr, set(partition_fields))
         if where is None:
             return self.all_partitions()
-        return sorted(p.path for p in self.client.partitions(self.ref.db, self.ref.table, where))
+        found = self.client.partitions(self.ref.db, self.ref.table, where, version=self.version)
+        return sorted(p.path for p in found)
 
     def files_in_partitions(self, partitions: Sequence[str]) -> dict[str, list[FileEntry]]:
         out: dict[str, list[FileEntry]] = {p: [] for p in partitions}
         if not partitions:
             return out
-        for s in self.client.slices(self.ref.db, self.ref.table, partitions, self.as_of):
+        for s in self.client.slices(
+            self.ref.db, self.ref.table, partitions, self.as_of, version=self.version
+        ):
             files = ([s.base_file] if s.base_file is not None else []) + list(s.log_files)
             out.setdefault(s.partition, []).extend(FileEntry(f.name, f.size) for f in files)
         return out

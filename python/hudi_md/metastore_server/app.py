@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import sqlalchemy as sa
@@ -32,7 +33,13 @@ from hudi_md.metastore_server.auth import verify_token
 from hudi_md.metastore_server.catalog import TableRow, find_table
 from hudi_md.metastore_server.db import make_engine, migrate, read_tx, write_tx
 from hudi_md.metastore_server.errors import ApiError, unauthorized
-from hudi_md.metastore_server.validation import DEFAULT_SCHEMES, check_instant_time
+from hudi_md.metastore_server.validation import (
+    DEFAULT_SCHEMES,
+    check_instant_time,
+    check_keys,
+    request_problem,
+    text_problem,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +65,16 @@ class ServerSettings:
 # --- errors -------------------------------------------------------------------------------------------
 
 
+MAX_MESSAGE = 1000  # characters of an error message (a message may quote a huge input)
+
+
 def _error(
     status: int, code: P.ErrorCode, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 1] + "…"
+    # a message may quote input that is not Unicode text (a lone surrogate): escaped, not a 500
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     body = P.ErrorResponse(error=P.ErrorBody(code=code, message=message))
     return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
 
@@ -101,6 +115,17 @@ def _install_error_handlers(app: FastAPI) -> None:
         log.info("integrity error (a concurrent change): %s", exc)
         return _error(409, P.ErrorCode.conflict, "the object changed concurrently; read it again and retry")
 
+    @app.exception_handler(sa.exc.DataError)
+    async def data_error(_request: Request, exc: sa.exc.DataError) -> JSONResponse:
+        # A value the database refuses (too long for its column, out of its type's range): the
+        # statement's transaction is rolled back.
+        log.info("data error: %s", exc)
+        return _error(400, P.ErrorCode.invalid, f"a value does not fit the metastore's database: {exc.orig}")
+
+    @app.exception_handler(UnicodeError)
+    async def not_text(_request: Request, exc: UnicodeError) -> JSONResponse:
+        return _error(400, P.ErrorCode.invalid, f"the request holds text that is not Unicode: {exc}")
+
     @app.exception_handler(sa.exc.OperationalError)
     async def database_busy(_request: Request, exc: sa.exc.OperationalError) -> JSONResponse:
         log.warning("database error: %s", exc)
@@ -115,7 +140,9 @@ def _install_error_handlers(app: FastAPI) -> None:
 class BodyLimit:
     """Refuses request bodies over ``limit`` bytes with 413: by ``Content-Length`` before reading,
     and by counting what arrives (chunked bodies): the body is read here, up to the limit, and
-    handed to the app whole (a failure raised inside the app's own read would become its 400)."""
+    handed to the app whole (a failure raised inside the app's own read would become its 400).
+    Then a request whose text the metastore cannot hold is refused with 400
+    (:func:`~hudi_md.metastore_server.validation.request_problem`)."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app = app
@@ -134,7 +161,7 @@ class BodyLimit:
                 except ValueError:
                     declared = -1
                 if declared > self.limit or declared < 0:
-                    await self._refuse(send)
+                    await self._refuse(send, *self._too_large())
                     return
         parts: list[bytes] = []
         seen = 0
@@ -145,11 +172,20 @@ class BodyLimit:
             chunk = message.get("body", b"")
             seen += len(chunk)
             if seen > self.limit:
-                await self._refuse(send)
+                await self._refuse(send, *self._too_large())
                 return
             parts.append(chunk)
             if not message.get("more_body", False):
                 break
+        content_type = next(
+            (v.decode("latin-1") for k, v in scope.get("headers") or () if k == b"content-type"), None
+        )
+        problem = request_problem(
+            scope.get("path", ""), scope.get("query_string", b""), content_type, b"".join(parts)
+        )
+        if problem is not None:
+            await self._refuse(send, 400, "invalid", problem)
+            return
         replayed = False
 
         async def replay() -> Any:
@@ -161,19 +197,15 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Any) -> None:
-        body = json.dumps(
-            {
-                "error": {
-                    "code": "too_large",
-                    "message": f"request bodies are at most {self.limit} bytes (the server's --max-body-mb)",
-                }
-            }
-        ).encode()
+    def _too_large(self) -> tuple[int, str, str]:
+        return 413, "too_large", f"request bodies are at most {self.limit} bytes (the server's --max-body-mb)"
+
+    async def _refuse(self, send: Any, status: int, code: str, message: str) -> None:
+        body = json.dumps({"error": {"code": code, "message": message}}).encode()
         await send(
             {
                 "type": "http.response.start",
-                "status": 413,
+                "status": status,
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
@@ -212,6 +244,27 @@ class SyncPoller:
             self._stop.wait(self.interval)
 
 
+def _check_completion(ts: str, action: str, meta: Mapping[str, Any]) -> None:
+    """Raise when the snapshot sync could not apply a completion's metadata: shapes it cannot
+    read, names no database stores (NUL, a lone surrogate)."""
+    ch = snapshot.changes_of(action, meta, ts)
+    names = [
+        *ch.added,
+        *ch.deleted,
+        *ch.replaced,
+        *ch.partitions_deleted,
+        *ch.rolled_back,
+        *(n for files in ch.added.values() for n in files),
+        *(n for names in ch.deleted.values() for n in names),
+        *(i for ids in ch.replaced.values() for i in ids),
+        ch.schema or "",
+    ]
+    for name in names:
+        problem = text_problem(str(name))
+        if problem is not None:
+            raise ValueError(f"a partition, file or schema {problem}")
+
+
 def _sync_quietly(engine: Engine, tbl_id: int) -> None:
     try:
         snapshot.sync_table(engine, tbl_id)
@@ -243,6 +296,8 @@ def create_app(settings: ServerSettings, *, engine: Engine | None = None) -> Fas
         description=(P.__doc__ or "").split("\n\n")[0],
         version="1",
         lifespan=lifespan,
+        # a path with a trailing slash ("/v1/databases/%2e%2e%2f" too) is a 404, not a redirect
+        redirect_slashes=False,
         responses={
             401: {"model": P.ErrorResponse},
             404: {"model": P.ErrorResponse},
@@ -300,12 +355,13 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
         with write_tx(engine) as conn:
             return fn(conn)
 
-    def synced(db: str, table: str, fn: Callable[[Connection, TableRow], T]) -> T:
+    def synced(db: str, table: str, fn: Callable[[Connection, TableRow], T], version: int | None = None) -> T:
         """Answer from a snapshot that applied every completed instant (RFC-36: reads wait for
-        the sync): pending work is synced here first."""
+        the sync): pending work is synced here first. A read as of a table version (a plan's pin)
+        waits only for the versions up to it."""
         with read_tx(engine) as conn:
             row = find_table(conn, db, table)
-            if not row.unsynced:
+            if not row.unsynced or (version is not None and row.synced_version >= version):
                 return fn(conn, row)
         snapshot.sync_table(engine, row.tbl_id)
         with read_tx(engine) as conn:
@@ -315,6 +371,7 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
 
     @app.post(prefix + "/databases", status_code=201, response_model=P.Database, dependencies=[Write])
     def create_database(body: P.DatabaseIn) -> P.Database:
+        check_keys("parameter names", body.params)
         return write(lambda c: catalog.create_database(c, body, schemes))
 
     @app.get(prefix + "/databases", response_model=list[P.Database], dependencies=[Read])
@@ -334,6 +391,8 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
         prefix + "/databases/{db}/tables", status_code=201, response_model=P.Table, dependencies=[Write]
     )
     def create_table(db: Name, body: P.TableIn) -> P.Table:
+        check_keys("parameter names", body.params)
+        check_keys("column names", [*(f.name for f in body.partition_fields), *body.record_key_fields])
         return write(lambda c: catalog.create_table(c, db, body, schemes))
 
     @app.get(prefix + "/databases/{db}/tables", response_model=list[P.Table], dependencies=[Read])
@@ -343,6 +402,14 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
     @app.get(table_route, response_model=P.Table, dependencies=[Read])
     def get_table(db: Name, table: Name) -> P.Table:
         return read(lambda c: catalog.get_table(c, db, table))
+
+    @app.patch(table_route, response_model=P.Table, dependencies=[Write])
+    def update_table(db: Name, table: Name, body: P.TableUpdate) -> P.Table:
+        def run(c: Connection) -> P.Table:
+            row = partitions.retype_partitions(c, find_table(c, db, table), body.partition_fields)
+            return row.model(catalog.table_params(c, row.tbl_id))
+
+        return write(run)
 
     @app.delete(table_route, status_code=204, dependencies=[Write])
     def drop_table(db: Name, table: Name) -> Response:
@@ -368,13 +435,17 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
     def list_instants(db: Name, table: Name) -> list[P.Instant]:
         return read(lambda c: [i.model() for i in timeline.instant_rows(c, find_table(c, db, table).tbl_id)])
 
+    @app.get(table_route + "/timeline", response_model=P.TableTimeline, dependencies=[Read])
+    def table_timeline(db: Name, table: Name) -> P.TableTimeline:
+        return read(lambda c: snapshot.table_timeline(c, find_table(c, db, table)))
+
     @app.post(table_route + "/instants/{ts}/transition", response_model=P.Instant, dependencies=[Write])
     def transition(
         db: Name, table: Name, ts: Ts, body: P.Transition, background: BackgroundTasks
     ) -> P.Instant:
         def run(c: Connection) -> tuple[P.Instant, bool, int]:
             row = find_table(c, db, table)
-            instant, completed = timeline.transition(c, row, ts, body)
+            instant, completed = timeline.transition(c, row, ts, body, partial(_check_completion, ts))
             return instant, completed, row.tbl_id
 
         instant, completed, tbl_id = write(run)
@@ -407,7 +478,7 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
 
     @app.post(table_route + "/partitions/query", response_model=list[P.Partition], dependencies=[Read])
     def query_partitions(db: Name, table: Name, body: P.PartitionQuery) -> list[P.Partition]:
-        return synced(db, table, lambda c, row: partitions.prune(c, row, body))
+        return synced(db, table, lambda c, row: partitions.prune(c, row, body), body.version)
 
     @app.get(table_route + "/partitions/{partition:path}", response_model=P.Partition, dependencies=[Read])
     def get_partition(db: Name, table: Name, partition: str) -> P.Partition:
@@ -427,7 +498,7 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
     def slices(db: Name, table: Name, body: P.SliceQuery) -> list[P.FileSliceOut]:
         if body.as_of is not None:
             check_instant_time("as_of", body.as_of)
-        return synced(db, table, lambda c, row: snapshot.latest_slices(c, row, body))
+        return synced(db, table, lambda c, row: snapshot.latest_slices(c, row, body), body.version)
 
     @app.get(table_route + "/snapshot/files", response_model=list[P.FileOut], dependencies=[Read])
     def files(

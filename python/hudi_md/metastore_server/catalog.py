@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+import pyarrow as pa
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
@@ -40,6 +42,56 @@ def is_numeric_type(type_name: str) -> bool:
     return t in _NUMERIC_NAMES or t.startswith(_NUMERIC_PREFIXES)
 
 
+# Partition column types whose values are compared as exact 64-bit integers (``part_key_int``):
+# integers, dates (days since the epoch) and timestamps (the epoch count in the column's unit, as
+# Hudi's key generators write a timestamp's Avro long into the path). Avro / Spark SQL names map to
+# the Arrow type hudi-md reads them as.
+_TYPED_NAMES: dict[str, pa.DataType] = {
+    "int": pa.int32(),
+    "integer": pa.int32(),
+    "long": pa.int64(),
+    "bigint": pa.int64(),
+    "short": pa.int16(),
+    "smallint": pa.int16(),
+    "byte": pa.int8(),
+    "tinyint": pa.int8(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ltz": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+    "timestamp-millis": pa.timestamp("ms", tz="UTC"),
+    "timestamp-micros": pa.timestamp("us", tz="UTC"),
+    "local-timestamp-millis": pa.timestamp("ms"),
+    "local-timestamp-micros": pa.timestamp("us"),
+}
+_ARROW_INTEGERS = {
+    f"{sign}int{bits}": getattr(pa, f"{sign}int{bits}")()
+    for sign in ("", "u")
+    for bits in (8, 16, 32, 64)
+    if (sign, bits) != ("u", 64)  # beyond BIGINT: compared as numbers
+}
+_ARROW_TIMESTAMP = re.compile(r"^timestamp\[(s|ms|us|ns)(?:, tz=(.+))?\]$")
+
+
+def typed_partition_type(type_name: str) -> pa.DataType | None:
+    """The Arrow type of a partition column whose values compare as exact integers (integers up to
+    64 bits, dates, timestamps), from its registered type name (Arrow's, Avro's or Spark SQL's);
+    None for any other type."""
+    t = type_name.strip().lower()
+    if t in _TYPED_NAMES:
+        return _TYPED_NAMES[t]
+    if t in _ARROW_INTEGERS:
+        return _ARROW_INTEGERS[t]
+    if t in ("date32[day]", "date32"):
+        return pa.date32()
+    if t in ("date64[ms]", "date64"):
+        return pa.date64()
+    m = _ARROW_TIMESTAMP.match(type_name.strip())
+    if m is not None:
+        return pa.timestamp(m.group(1), tz=m.group(2))
+    return None
+
+
 @dataclass(frozen=True)
 class TableRow:
     """A table as one statement finds it (:func:`find_table`)."""
@@ -59,6 +111,15 @@ class TableRow:
 
     def numeric_columns(self) -> dict[str, bool]:
         return {f.name: is_numeric_type(f.type) for f in self.partition_fields}
+
+    def typed_columns(self) -> dict[str, pa.DataType]:
+        """The partition columns compared as exact integers, with their Arrow types."""
+        out = {}
+        for f in self.partition_fields:
+            t = typed_partition_type(f.type)
+            if t is not None:
+                out[f.name] = t
+        return out
 
     def model(self, params: Mapping[str, str]) -> P.Table:
         return P.Table(

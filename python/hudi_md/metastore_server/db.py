@@ -84,7 +84,11 @@ def is_postgres(conn: Connection | Engine) -> bool:
 
 @contextmanager
 def read_tx(engine: Engine) -> Iterator[Connection]:
-    """A read transaction (one consistent snapshot on both databases)."""
+    """A read transaction: one consistent snapshot on both databases (SQLite's WAL read
+    transaction; PostgreSQL's ``REPEATABLE READ``, where its default, ``READ COMMITTED``, would
+    let each statement see other commits)."""
+    if is_postgres(engine):
+        engine = engine.execution_options(isolation_level="REPEATABLE READ")
     with engine.begin() as conn:
         yield conn
 

@@ -14,7 +14,9 @@ columns are named here:
   the RFC's table version, advanced by compare-and-set);
 * ``partitions``: ``created_instant`` / ``updated_instant``;
 * ``partition_key_val``: ``part_key_num`` (the value as a number, for numeric partition columns:
-  pruning compares numbers as numbers) and ``position`` (the level in the path);
+  pruning compares numbers as numbers), ``position`` (the level in the path) and ``part_key_int``
+  (the value as an exact 64-bit integer for integer, date and timestamp partition columns: days
+  or the timestamp's epoch count; added by migration ``0002_typed_partition_keys``);
 * ``instant``: ``completion_ts`` (Hudi 1.x's completion time) and ``base_version`` (the table
   version when the instant was created: the conflict check's "completed since you started");
 * ``tbl_version``: ``ts`` / ``completion_ts`` of the instant (kept when a rolled-back instant is
@@ -23,8 +25,9 @@ columns are named here:
   or rollback that removed it: time travel before it still sees the file) and
   ``replaced_instant`` (the replacecommit that replaced its file group).
 
-The initial Alembic migration (``migrations/versions/0001_initial.py``) creates exactly these;
-``tests/metastore/test_schema.py`` checks the two agree.
+The Alembic migrations (``migrations/versions/``: ``0001_initial.py``, then
+``0002_typed_partition_keys.py``) create exactly these; ``tests/metastore/test_server_schema.py``
+checks the two agree.
 """
 
 from __future__ import annotations
@@ -151,9 +154,11 @@ partition_key_val = sa.Table(
     sa.Column("part_key_val", sa.Text),
     sa.Column("part_key_num", sa.Double),
     sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("part_key_int", sa.BigInteger),
     sa.PrimaryKeyConstraint("part_id", "part_key_name"),
     sa.Index(None, "tbl_id", "part_key_name", "part_key_val"),
     sa.Index(None, "tbl_id", "part_key_name", "part_key_num"),
+    sa.Index(None, "tbl_id", "part_key_name", "part_key_int"),
 )
 
 tbl_timestamp = sa.Table(

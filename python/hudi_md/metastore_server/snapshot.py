@@ -26,7 +26,9 @@ partition or snapshot services when something is pending (RFC-36: reads wait for
 ``instant`` and ``instant_meta`` rows and a :class:`DbListing` over the ``files`` rows, and asks
 :class:`~hudi_md.table.fs_view.FileSystemView` for the latest slices, so they are hudi-md's by
 construction: replaced file groups, pending compactions, time travel. As of an instant, a file a
-later clean removed is still listed (``deleted_instant`` after it).
+later clean removed is still listed (``deleted_instant`` after it). As of a table version (a plan's
+pin, :mod:`hudi_md.metastore_server.as_of`), the instants completed after it are pending and the
+files and partitions are those of then.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from sqlalchemy.engine import Connection, Engine
 from hudi_md.formats.commit_metadata import CommitMetadata, parse_instant_metadata, rolled_back_instants
 from hudi_md.metastore import protocol as P
 from hudi_md.metastore_server import schema as S
+from hudi_md.metastore_server.as_of import check_version, file_live, later_instants, later_set, partition_live
 from hudi_md.metastore_server.catalog import (
     TableRow,
     lock_table,
@@ -274,8 +277,12 @@ def _apply_changes(conn: Connection, table: TableRow, version: int, ts: str, ch:
             ]
             created.update({r.part_name: r for r in conn.execute(insert, rows)})
         scheme = PartitionScheme(table_config(table, table_params(conn, tid)))
-        numeric = table.numeric_columns()
-        kv = [row for name in new for row in key_values(scheme, numeric, created[name].part_id, tid, name)]
+        numeric, typed = table.numeric_columns(), table.typed_columns()
+        kv = [
+            row
+            for name in new
+            for row in key_values(scheme, numeric, created[name].part_id, tid, name, typed)
+        ]
         for chunk in _chunks(kv):
             conn.execute(S.partition_key_val.insert(), list(chunk))
         known.update(created)
@@ -427,6 +434,17 @@ def status(conn: Connection, table: TableRow) -> P.SnapshotStatus:
         pending=[r.ts for r in pending],
         status="failed" if failed else ("syncing" if pending else "synced"),
         message=failed.message if failed else None,
+        synced_version=table.synced_version,
+    )
+
+
+def table_timeline(conn: Connection, table: TableRow) -> P.TableTimeline:
+    """The instants with the table version they are as of (``table`` and they are read in one
+    transaction: one snapshot of the database) and the snapshot status."""
+    return P.TableTimeline(
+        version=table.version,
+        instants=[i.model() for i in instant_rows(conn, table.tbl_id)],
+        snapshot=status(conn, table),
     )
 
 
@@ -439,12 +457,15 @@ def _instant_file_name(ts: str, action: str, state: State, completion: str | Non
     return f"{ts}.{action}.{state.name.lower()}"
 
 
-def db_timeline(conn: Connection, table: TableRow) -> Timeline:
+def db_timeline(conn: Connection, table: TableRow, later: frozenset[str] = frozenset()) -> Timeline:
     """The table's timeline from the database; metadata read from ``instant_meta`` on demand
-    (the file-system view reads only completed replacecommits', which are fetched at once)."""
+    (the file-system view reads only completed replacecommits', which are fetched at once).
+    ``later``: instants completed after the version asked for, which are inflight as of it."""
     instants = []
     for r in instant_rows(conn, table.tbl_id):
         state = _STATES[r.state]
+        if state is State.COMPLETED and r.ts in later:
+            state = State.INFLIGHT
         action = completed_action(r.action) if state is State.COMPLETED else r.action
         instants.append(
             Instant(
@@ -475,28 +496,26 @@ def db_timeline(conn: Connection, table: TableRow) -> Timeline:
 
 class DbListing:
     """A :class:`~hudi_md.table.listing.ListingSource` over ``partitions`` and ``files``: the live
-    files (as of ``as_of``: also those a later instant deleted)."""
+    files (as of ``as_of``: also those a later instant deleted; ``later``: as of the table version
+    before those instants, :func:`~hudi_md.metastore_server.as_of.later_instants`)."""
 
     name = "metastore"
 
-    def __init__(self, conn: Connection, table: TableRow, as_of: str | None = None) -> None:
+    def __init__(
+        self, conn: Connection, table: TableRow, as_of: str | None = None, later: sa.Select[Any] | None = None
+    ) -> None:
         self.conn = conn
         self.table = table
         self.as_of = as_of
+        self.later = later
         self._partitions: list[str] | None = None
         self._files: dict[str, list[FileEntry]] = {}
         self._all_loaded = False
 
-    def _live(self) -> sa.ColumnElement[bool]:
-        f = S.files.c
-        if self.as_of is None:
-            return f.is_deleted == sa.false()
-        return sa.or_(f.is_deleted == sa.false(), f.deleted_instant > self.as_of)
-
     def all_partitions(self) -> list[str]:
         if self._partitions is None:
             p = S.partitions.c
-            query = sa.select(p.part_name).where(p.tbl_id == self.table.tbl_id, p.is_deleted == sa.false())
+            query = sa.select(p.part_name).where(p.tbl_id == self.table.tbl_id, partition_live(self.later))
             if self.as_of is not None:
                 query = query.where(p.created_instant <= self.as_of)
             self._partitions = sorted(self.conn.execute(query).scalars())
@@ -515,7 +534,9 @@ class DbListing:
         query = (
             sa.select(p.part_name, f.name, f.size)
             .select_from(S.files.join(S.partitions, p.part_id == f.part_id))
-            .where(f.tbl_id == self.table.tbl_id, p.is_deleted == sa.false(), self._live())
+            .where(
+                f.tbl_id == self.table.tbl_id, partition_live(self.later), file_live(self.later, self.as_of)
+            )
         )
         if names is not None:
             query = query.where(p.part_name.in_(names))
@@ -552,17 +573,21 @@ def slice_out(s: FileSlice) -> P.FileSliceOut:
 
 
 def file_system_view(
-    conn: Connection, table: TableRow, as_of: str | None = None
+    conn: Connection, table: TableRow, as_of: str | None = None, version: int | None = None
 ) -> tuple[FileSystemView, DbListing]:
+    """The view as of ``as_of`` (an instant time) at table version ``version`` (None: the latest)."""
     config = table_config(table, table_params(conn, table.tbl_id))
-    listing = DbListing(conn, table, as_of)
-    return FileSystemView(config, db_timeline(conn, table), listing, as_of=as_of), listing
+    later = later_instants(table, version)
+    listing = DbListing(conn, table, as_of, later)
+    timeline = db_timeline(conn, table, later_set(conn, later))
+    return FileSystemView(config, timeline, listing, as_of=as_of), listing
 
 
 def latest_slices(conn: Connection, table: TableRow, query: P.SliceQuery) -> list[P.FileSliceOut]:
     if query.as_of is not None and not query.as_of.isdigit():
         raise invalid(f"as_of {query.as_of!r} is not an instant time")
-    view, listing = file_system_view(conn, table, query.as_of)
+    check_version(table, query.version)
+    view, listing = file_system_view(conn, table, query.as_of, query.version)
     if query.partitions is None:
         listing.load_all()
         slices = view.latest_file_slices(None)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import base64
 import binascii
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -314,9 +315,17 @@ def instant_metadata(conn: Connection, table: TableRow, ts: str, state: str | No
 _NEXT = {("requested", "inflight"), ("inflight", "completed")}
 
 
-def transition(conn: Connection, table: TableRow, ts: str, body: P.Transition) -> tuple[P.Instant, bool]:
+# (completed action, its metadata) -> raises when the snapshot sync could not apply it
+MetadataCheck = Callable[[str, Mapping[str, Any]], object]
+
+
+def transition(
+    conn: Connection, table: TableRow, ts: str, body: P.Transition, check: MetadataCheck | None = None
+) -> tuple[P.Instant, bool]:
     """Apply a transition; returns the instant and whether a completion was recorded (the
-    snapshot sync has work)."""
+    snapshot sync has work). ``check`` is given a completion's metadata first: metadata it (or
+    the write-conflict check) cannot read is refused (400), so no completed instant is one the
+    sync fails on."""
     if (body.from_state, body.to_state) not in _NEXT:
         raise invalid(
             f"a transition goes requested → inflight or inflight → completed, not {body.from_state} → "
@@ -354,18 +363,31 @@ def transition(conn: Connection, table: TableRow, ts: str, body: P.Transition) -
             raise conflict(f"instant {ts} changed meanwhile")
         _store_meta(conn, table.tbl_id, ts, row.action, INFLIGHT, data)
         return find_instant(conn, table.tbl_id, ts).model(), False
-    return _complete(conn, table, row, data, body.completion_time), True
+    return _complete(conn, table, row, data, body.completion_time, check), True
 
 
 def _complete(
-    conn: Connection, table: TableRow, row: InstantRow, data: bytes, completion: str | None
+    conn: Connection,
+    table: TableRow,
+    row: InstantRow,
+    data: bytes,
+    completion: str | None,
+    check: MetadataCheck | None = None,
 ) -> P.Instant:
+    action = completed_action(row.action)
     try:
-        meta = parse_instant_metadata(data, f"{row.ts}.{completed_action(row.action)}")
+        meta = parse_instant_metadata(data, f"{row.ts}.{action}")
     except CommitMetadataError as e:
         raise invalid(f"the completed metadata of {row.ts} does not parse: {e}") from e
-    if row.action in WRITE_ACTIONS:
-        check_conflicts(conn, table, row, meta)
+    try:
+        if not isinstance(meta, Mapping):
+            raise TypeError(f"a JSON object, not {type(meta).__name__}")
+        if check is not None:
+            check(action, meta)
+        if row.action in WRITE_ACTIONS:
+            check_conflicts(conn, table, row, meta)
+    except (CommitMetadataError, AttributeError, TypeError, ValueError, KeyError) as e:
+        raise invalid(f"the completed metadata of {row.ts} is not {action} metadata: {e}") from e
     if completion is None:
         completion = _completion_time(conn, table, row.ts)
     else:

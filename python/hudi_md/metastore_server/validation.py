@@ -1,15 +1,25 @@
-"""What the server accepts as names, table locations and instant times.
+"""What the server accepts as names, table locations, instant times and request text.
 
 Names are the protocol's ``[A-Za-z0-9_]{1,128}``. A location is an absolute URI with an allowed
 scheme (a bare absolute path is a ``file`` URI), without a ``..`` segment (also when percent-encoded),
 query, fragment or control character. Locations are compared by a normal form (:func:`location_key`):
 ``s3a://`` and ``s3n://`` are ``s3://``, ``/p``, ``file:/p`` and ``file:///p`` are one place, and a
 trailing ``/`` does not count.
+
+Every request is checked before a route sees it (:func:`request_problem`): no text in its path,
+query or JSON body may hold NUL or a lone UTF-16 surrogate (``"\\ud800"`` is valid JSON but not
+Unicode text: neither database can store it, nor can the answer be encoded), and a JSON body has
+no ``NaN`` or ``Infinity`` (not JSON, though Python's parser takes them) nor a number too large
+for a double.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from hudi_md.metastore.protocol import NAME_PATTERN, NAME_RE
@@ -23,7 +33,7 @@ _SAME_STORE = {"s3a": "s3", "s3n": "s3"}
 
 
 def check_name(kind: str, name: str) -> str:
-    if not NAME_RE.match(name):
+    if not NAME_RE.fullmatch(name):
         raise invalid(f"{kind} name {name!r} is not {NAME_PATTERN}")
     return name
 
@@ -67,3 +77,79 @@ def location_key(location: str, allowed_schemes: tuple[str, ...] = DEFAULT_SCHEM
             raise invalid(f"location {location!r} has a '..' segment")
     path = path.rstrip("/") or "/"
     return f"{_SAME_STORE.get(scheme, scheme)}://{netloc}{path}"
+
+
+# --- request text ---------------------------------------------------------------------------------
+
+MAX_KEY = 256  # parameter keys and column names (the schema's VARCHAR(256) columns)
+
+
+def text_problem(value: str) -> str | None:
+    """Why ``value`` is not text the metastore stores (NUL, a lone UTF-16 surrogate), or None."""
+    if "\x00" in value:
+        return "holds a NUL character"
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds a lone UTF-16 surrogate (not Unicode text)"
+    return None
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not JSON (numbers are finite)")
+
+
+def json_problem(body: bytes) -> str | None:
+    """Why a JSON request body is refused before its route parses it, or None (also when it does
+    not parse at all: the route answers that)."""
+    try:
+        value = json.loads(body, parse_constant=_refuse_constant)
+    except _NotJson as e:
+        return str(e)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[Any] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            problem = text_problem(v)
+            if problem is not None:
+                return f"a string {problem}"
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                return "a number is too large for a double"
+        elif isinstance(v, Mapping):
+            for k, item in v.items():
+                problem = text_problem(k)
+                if problem is not None:
+                    return f"a key {problem}"
+                stack.append(item)
+        elif isinstance(v, list):
+            stack.extend(v)
+    return None
+
+
+def request_problem(path: str, query: bytes, content_type: str | None, body: bytes) -> str | None:
+    """Why a request is refused (400) before any route runs, or None."""
+    problem = text_problem(path)
+    if problem is not None:
+        return f"the path {problem}"
+    if b"%00" in query.lower() or b"\x00" in query:
+        return "the query string holds a NUL character"
+    if body and (content_type is None or "json" in content_type.lower()):
+        problem = json_problem(body)
+        if problem is not None:
+            return f"the JSON body: {problem}"
+    return None
+
+
+def check_keys(what: str, keys: Iterable[str]) -> None:
+    """Keys (parameter names, column names) are 1 to :data:`MAX_KEY` characters."""
+    for k in keys:
+        if not 0 < len(k) <= MAX_KEY:
+            raise invalid(f"{what} are 1 to {MAX_KEY} characters; got one of {len(k)}")

@@ -64,19 +64,26 @@ class SnapshotCache:
                 self._entries.popitem(last=False)
 
 
+class SourceState(Protocol):
+    """One state of a table at a :class:`TableSource`: its timeline, and listings as of it (every
+    listing answers for that one state, while the table moves on)."""
+
+    timeline: Timeline
+
+    def listing(self, as_of: str | None = None) -> ListingSource: ...
+
+
 class TableSource(Protocol):
     """Where a table's timeline and file listings come from instead of its storage: the
     metastore (``hudi_md.metastore.source.MetastoreTable``)."""
 
     name: str
 
-    def timeline(self) -> Timeline: ...
-
-    def in_step(self, timeline: Timeline) -> bool:
-        """Whether the listings follow every completed instant of ``timeline``."""
+    def state(self, on_storage: Timeline) -> SourceState | None:
+        """The table's current state at the source, when it holds every instant completed in
+        ``on_storage`` (the table's own timeline, listed just before) and its listings follow its
+        timeline; None otherwise (the source warned why): the table is planned from storage."""
         ...
-
-    def listing(self, as_of: str | None = None) -> ListingSource: ...
 
 
 # Where tables of version 8 and later (what hudi-md and Hudi 1.x write) keep their timeline.
@@ -127,7 +134,7 @@ class TableState:
         # On an object store the timeline is listed beside the config, at the place tables of
         # version 8 and later keep it; a guess the config does not confirm is listed again.
         guessed: Timeline | None = None
-        if source is None and not storage.is_local_disk:
+        if not storage.is_local_disk:
             # a failed guess is listed again where the config says, which reports its error
             self.config, guessed = _config_and_timeline(storage, *GUESSED_TIMELINE)
         else:
@@ -138,19 +145,21 @@ class TableState:
                 f"{storage.uri()}: table version {self.config.table_version} is not supported "
                 f"(hudi-md reads versions {', '.join(map(str, SUPPORTED_VERSIONS))})"
             )
-        # The timeline and listings from a source (the metastore) when it is in step with its own
-        # timeline; else, as without it, from storage.
+        layout = (self.config.timeline_path, self.config.timeline_layout_version)
+        if guessed is not None and layout == GUESSED_TIMELINE and len(guessed):
+            on_storage = guessed
+        else:
+            on_storage = Timeline.load(storage, *layout)
+        # The timeline and listings from a source (the metastore) when it holds every instant
+        # completed on storage (listed first, so the source is asked after) and its listings follow
+        # its timeline; else, as without it, from storage.
         self.source = source
-        if source is not None:
-            self.timeline: Timeline = source.timeline()
-            if not source.in_step(self.timeline):
-                self.source = None
-        if self.source is None:
-            layout = (self.config.timeline_path, self.config.timeline_layout_version)
-            if guessed is not None and layout == GUESSED_TIMELINE and len(guessed):
-                self.timeline = guessed
-            else:
-                self.timeline = Timeline.load(storage, *layout)
+        self.source_state = source.state(on_storage) if source is not None else None
+        if self.source_state is None:
+            self.source = None
+            self.timeline: Timeline = on_storage
+        else:
+            self.timeline = self.source_state.timeline
         self.partition_scheme = PartitionScheme(self.config)
         self._open_metadata = open_metadata
         self.metadata_error: Exception | None = None
@@ -252,8 +261,8 @@ class TableState:
 
     @cached_property
     def listing(self) -> ListingSource:
-        if self.source is not None:
-            return self.source.listing()
+        if self.source_state is not None:
+            return self.source_state.listing()
         mdt = self.metadata_table
         if mdt is not None:
             return mdt
@@ -269,7 +278,9 @@ class TableState:
         """The view as of ``as_of`` (None: the latest). The latest view is kept: a state is a
         snapshot, and the view caches the file groups of every partition it was asked for, so a
         plan repeated on this state builds none again."""
-        listing = self.source.listing(as_of) if self.source is not None and as_of else self.listing
+        listing = (
+            self.source_state.listing(as_of) if self.source_state is not None and as_of else self.listing
+        )
         if as_of is None:
             kept = self._latest_view
             if kept is not None and kept[0] is self.timeline and kept[1].listing is listing:

@@ -10,7 +10,7 @@ savepoint holds are kept.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hudi_md.errors import CommitMetadataError
@@ -23,10 +23,19 @@ from hudi_md.formats.commit_metadata_writer import (
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.column_ranges import columns_to_index
 from hudi_md.metadata.lifecycle import indexed_columns
-from hudi_md.metadata.records_builder import ColumnRange, MdtRecord, column_stats_record, files_record
+from hudi_md.metadata.records_builder import (
+    ColumnRange,
+    MdtRecord,
+    all_partitions_record,
+    column_stats_record,
+    delete_partition_record,
+    files_record,
+)
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
-from hudi_md.table.filenames import BaseFileName
+from hudi_md.table.filenames import BaseFileName, parse_data_file
+from hudi_md.table.fs_view import FileSystemView
+from hudi_md.table.listing import PARTITION_METAFILE_PREFIX
 from hudi_md.table.state import TableState
 from hudi_md.table.timeline import CLEAN, COMPACTION, SAVEPOINT
 from hudi_md.write.config import WriteConfig
@@ -74,6 +83,7 @@ def plan_clean(storage: Storage, state: TableState, cfg: WriteConfig) -> dict[st
                 for lf in s.log_files:
                     to_delete[partition].append((lf.name, lf.size))
     # file groups replaced before the retained window: all their files go
+    cleaned: set[tuple[str, str]] = set()
     for (partition, file_id), at in replaced.items():
         if earliest is not None and at < earliest and (partition, file_id) not in busy:
             if any(k[:2] == (partition, file_id) for k in savepointed):
@@ -81,6 +91,7 @@ def plan_clean(storage: Storage, state: TableState, cfg: WriteConfig) -> dict[st
             for e in state.listing.files_in_partitions([partition]).get(partition, []):
                 if e.name.lstrip(".").startswith(file_id):
                     to_delete[partition].append((e.name, e.size))
+                    cleaned.add((partition, file_id))
     if not any(to_delete.values()):
         return None
     return cleaner_plan_record(
@@ -91,7 +102,45 @@ def plan_clean(storage: Storage, state: TableState, cfg: WriteConfig) -> dict[st
             p: [storage.uri(f"{p}/{n}" if p else n) for n, _ in sorted(set(files))]
             for p, files in to_delete.items()
         },
+        partitions_to_delete=_partitions_left_empty(storage, state, view, set(replaced), cleaned),
     )
+
+
+def _partitions_left_empty(
+    storage: Storage,
+    state: TableState,
+    view: FileSystemView,
+    replaced: set[tuple[str, str]],
+    cleaned: set[tuple[str, str]],
+) -> list[str]:
+    """The partitions this clean leaves without a file (Apache Hudi's ``partitionsToBeDeleted``,
+    ``CleanPlanner``): the clean deletes replaced file groups there (a ``delete_partition``, an
+    overwrite that wrote nothing there), no live file group is left, no other replaced file
+    group still has files (replaced at or after the earliest retained commit, kept for a pending
+    plan or a savepoint) and no other data file is in the directory (a pending write's). The
+    clean deletes the partition's directory and marks it deleted in the MDT's partition list."""
+    cleaned_ids: dict[str, set[str]] = defaultdict(set)
+    for partition, file_id in cleaned:
+        cleaned_ids[partition].add(file_id)
+    out = []
+    for partition, ids in sorted(cleaned_ids.items()):
+        if not partition or view.file_groups([partition]).get(partition):
+            continue  # not partitioned, or live file groups left
+        others = {fid for p, fid in replaced if p == partition} - ids
+        listed = state.listing.files_in_partitions([partition]).get(partition, [])
+        if any(e.name.lstrip(".").startswith(fid) for e in listed for fid in others):
+            continue  # another replaced file group keeps files
+        pending = False
+        for e in storage.list(partition):
+            if e.name.startswith(PARTITION_METAFILE_PREFIX) or e.name.endswith(".crc"):
+                continue
+            parsed = parse_data_file(e.name)
+            if e.is_dir or parsed is None or parsed.file_id not in ids:
+                pending = True
+                break
+        if not pending:
+            out.append(partition)
+    return out
 
 
 def clean(table: WritableTable, cfg: WriteConfig) -> str | None:
@@ -126,8 +175,9 @@ def savepointed_slices(storage: Storage, state: TableState) -> set[tuple[str, st
 
 
 def execute_clean(txn: Transaction, state: TableState, plan: Mapping[str, Any]) -> None:
-    """Run the requested clean ``txn`` (again, after a crash): delete the plan's files still there,
-    record the deletions in the MDT, complete it."""
+    """Run the requested clean ``txn`` (again, after a crash): delete the plan's files still there
+    and the directories of the partitions it deletes (``partitionsToBeDeleted``, when nothing but
+    their partition metadata is left), record the deletions in the MDT, complete it."""
     storage = txn.table.storage
     txn.start(serialize_instant_metadata("cleaner_plan", dict(plan)))
     earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp")
@@ -143,24 +193,48 @@ def execute_clean(txn: Transaction, state: TableState, plan: Mapping[str, Any]) 
             if storage.exists(path):
                 storage.delete(path)
             deleted[p].append(name)
+    dropped = [
+        p for p in plan.get("partitionsToBeDeleted") or () if p and _delete_partition_directory(storage, p)
+    ]
     config = TableConfig.load(storage)
     if config.metadata_partitions:
-        txn.write_metadata(config, _clean_records(config, state, deleted))
+        txn.write_metadata(config, _clean_records(config, state, deleted, dropped))
     meta = clean_metadata_record(
         instant=txn.instant,
         earliest_to_retain=earliest,
         last_completed=plan.get("lastCompletedCommitTimestamp") or "",
         policy=plan.get("policy") or "KEEP_LATEST_COMMITS",
         deleted=deleted,
+        partitions_deleted=dropped,
     )
     txn.complete(serialize_instant_metadata("clean", meta))
 
 
+def _delete_partition_directory(storage: Storage, partition: str) -> bool:
+    """Delete a partition's directory the clean empties (Hudi's cleaner deletes it whole);
+    whether it is gone. A directory holding anything but its partition metadata (a write that
+    started since the plan) is left, and the partition with it."""
+    entries = storage.list(partition)
+    if any(not e.name.startswith(PARTITION_METAFILE_PREFIX) and not e.name.endswith(".crc") for e in entries):
+        return False
+    if entries:
+        storage.delete(partition, recursive=True)
+    return True
+
+
 def _clean_records(
-    config: TableConfig, state: TableState, deleted: Mapping[str, list[str]]
+    config: TableConfig,
+    state: TableState,
+    deleted: Mapping[str, list[str]],
+    dropped: Sequence[str] = (),
 ) -> list[MdtRecord]:
-    """The MDT records of a clean: the files deleted, and their column stats."""
-    records = [files_record(p, {}, names) for p, names in deleted.items()]
+    """The MDT records of a clean: the files deleted, and their column stats. A partition the
+    clean deletes is marked deleted in ``__all_partitions__`` and its ``files`` record is deleted,
+    as Apache Hudi 1.x's cleaner writes them."""
+    records = [files_record(p, {}, names) for p, names in deleted.items() if p not in dropped]
+    if dropped:
+        records.append(all_partitions_record([], deleted=dropped))
+        records.extend(delete_partition_record(p) for p in dropped)
     if K.COLUMN_STATS in config.metadata_partitions_inflight:
         # Being built by an indexer, so not readable: delete every indexed column's entry of the
         # files (a delete of an entry never written is a no-op when merged).

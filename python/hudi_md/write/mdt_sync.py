@@ -58,6 +58,8 @@ def mdt_records_for_commit(
     before: TableState | None = None,
     replaced: Mapping[str, Sequence[str]] | None = None,
     replaced_keys: Iterable[str] | None = None,
+    deleted_partitions: Iterable[str] = (),
+    indexed_columns: Sequence[str] = (),
 ) -> list[MdtRecord | MdtKeyBatch]:
     """The MDT records of a data commit, for the MDT partitions in ``available``.
 
@@ -65,6 +67,9 @@ def mdt_records_for_commit(
     without it partition stats can only be merged from this commit's files (not tight) and the
     record-index entries of ``replaced`` file groups are left alone. ``replaced_keys`` are the
     keys of the replaced groups when the caller read them already (else they are read here).
+    ``deleted_partitions`` (a ``delete_partition``): their ``partition_stats`` records (of the
+    ``indexed_columns``) are deleted, as Apache Hudi 1.x does; they stay in the partition list
+    until the clean that deletes their files.
     """
     available = set(available)
     state = _TableBefore(before, results, replaced or {}) if before is not None else None
@@ -85,6 +90,11 @@ def mdt_records_for_commit(
                     records.append(column_stats_record(p, _file_name(r), rng, types[col]))
     if K.PARTITION_STATS in available:
         records.extend(_partition_stats(instant, results, types, state, K.COLUMN_STATS in available))
+        records.extend(
+            MdtRecord(K.PARTITION_STATS, K.partition_stats_key(col, p), None)
+            for p in sorted(set(deleted_partitions))
+            for col in indexed_columns
+        )
     if K.RECORD_INDEX in available:
         # Deletes first: a key written again by this commit keeps its new location (later records
         # of a key win within one MDT deltacommit).

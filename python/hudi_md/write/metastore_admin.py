@@ -8,10 +8,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hudi_md.errors import MetastoreError
+from hudi_md.metastore import protocol as P
 from hudi_md.metastore.client import MetastoreClient
-from hudi_md.metastore.mirror import register_table, sync_table
+from hudi_md.metastore.mirror import partition_field_schemas, register_table, sync_table
 from hudi_md.metastore.source import TableRef, resolve_table
 from hudi_md.table.config import TableConfig
+from hudi_md.table.schema import recorded_schema
 from hudi_md.write import services
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.transaction import WritableTable
@@ -56,7 +58,8 @@ def sync(
     path_or_name: str, options: Mapping[str, Any], *, progress: Callable[[int, int], None] | None = None
 ) -> tuple[TableRef, dict[str, int]]:
     """Bring the metastore's timeline of a registered table (by path or ``db.table``) up to its
-    storage timeline, then carry out the partition drops it scheduled: a ``delete_partition``
+    storage timeline, its partition column types to the table's recorded schema
+    (``partition_types_corrected``), then carry out the partition drops it scheduled: a ``delete_partition``
     replacecommit of each dropped partition that still has live files (recorded on the server as
     any commit), and a clean."""
     client = _client(options)
@@ -65,6 +68,7 @@ def sync(
         raise MetastoreError(f"{path_or_name} is not registered (hudi-md metastore register)", "not_found")
     table = WritableTable(ref.location, {k: v for k, v in options.items()})
     done = _sync_timeline(client, ref, table, progress)
+    done["partition_types_corrected"] = _sync_partition_types(client, ref, table)
     dropped = [
         p.path
         for p in client.partitions(ref.db, ref.table, include_dropped=True)
@@ -96,6 +100,20 @@ def _sync_timeline(
         table.requested_actions(),
         progress=progress,
     )
+
+
+def _sync_partition_types(client: MetastoreClient, ref: TableRef, table: WritableTable) -> int:
+    """Give the registered partition columns the types of the table's recorded schema (a table
+    registered by its first write before hudi-md typed them has every one as ``string``); the
+    server stores the partitions' values as those types (and types values stored before its
+    ``part_key_int`` column existed). Returns how many column types changed."""
+    config = TableConfig.load(table.storage)
+    fields = partition_field_schemas(config, recorded_schema(table.storage, config, table.timeline()))
+    registered = client.table(ref.db, ref.table).partition_fields
+    if [f.name for f in registered] != [f.name for f in fields]:
+        return 0  # registered otherwise than hoodie.properties says: left as it is
+    client.update_table(ref.db, ref.table, P.TableUpdate(partition_fields=fields))
+    return sum(a.type != b.type for a, b in zip(registered, fields, strict=True))
 
 
 def listing(options: Mapping[str, Any], db: str | None = None) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from hudi_md.errors import InvalidOptionError, TableNotFoundError
+from hudi_md.errors import InvalidOptionError, MetastoreError, TableNotFoundError
 from hudi_md.metadata.lifecycle import initialize_partitions
 from hudi_md.metadata.reader import load_table_state
 from hudi_md.metadata.records_builder import MdtKeyBatch, MdtRecord
@@ -89,6 +89,7 @@ class WritableTable:
         self.pending_mdt_rebuild: list[str] | None = None
         # The metastore's record of the timeline (hoodie.metaserver.enabled), made on first use.
         self._mirror: InstantObserver | None = None
+        self._metastore_checked = False
 
     # --- what the table is now ---------------------------------------------------------------------
 
@@ -106,18 +107,63 @@ class WritableTable:
         from hudi_md.metastore.client import MetastoreClient  # the metastore extra's dependencies
         from hudi_md.metastore.mirror import MetastoreMirror, register_table, sync_table
         from hudi_md.metastore.source import resolve_table
+        from hudi_md.table.schema import recorded_schema
 
         client = MetastoreClient.from_options(self.options)
         assert client is not None
         ref = resolve_table(client, self.storage.uri())
         if ref is None:
             config = TableConfig.load(self.storage)
+            timeline = self.timeline()
+            # the schema types the partition columns (pruned on the server as their type)
+            schema = recorded_schema(self.storage, config, timeline)
             ref = register_table(
-                client, self.storage, config, config.database_name or "default", config.table_name, None
+                client, self.storage, config, config.database_name or "default", config.table_name, schema
             )
-            sync_table(client, ref, self.timeline(), self.instant_file_reader(), self.requested_actions())
+            sync_table(client, ref, timeline, self.instant_file_reader(), self.requested_actions())
         self._mirror = MetastoreMirror(client, ref)
         return self._mirror
+
+    def check_metastore(self) -> None:
+        """With the metastore on, ask it before this writer's first byte (the table lock is the
+        first thing any writer writes, so :meth:`lock` asks): the names a table it does not know
+        would be registered under are the protocol's, no other location has them, and the token
+        may write (a write request: the database is created if new). A refusal raises
+        :class:`~hudi_md.errors.InvalidOptionError` or :class:`~hudi_md.errors.MetastoreError`
+        with storage untouched. Asked once per writer."""
+        if self._metastore_checked or metaserver_uri(self.options) is None:
+            return
+        from hudi_md.metastore.client import MetastoreClient  # the metastore extra's dependencies
+        from hudi_md.metastore.protocol import NAME_PATTERN, NAME_RE
+        from hudi_md.metastore.source import resolve_table
+
+        client = MetastoreClient.from_options(self.options)
+        assert client is not None
+        ref = resolve_table(client, self.storage.uri())
+        if ref is not None:
+            client.ensure_database(ref.db)  # exists: answered 409 to a valid token, 401 otherwise
+        else:
+            config = self.config()
+            db = (
+                config.database_name if config is not None else self.options.get(C.DATABASE_NAME)
+            ) or "default"
+            name = config.table_name if config is not None else self.options.get(C.TABLE_NAME, "")
+            for key, value in ((C.DATABASE_NAME, db), (C.TABLE_NAME, name)):
+                if not NAME_RE.fullmatch(value):
+                    raise InvalidOptionError(
+                        f"{key} {value!r}: the metastore's names are {NAME_PATTERN} "
+                        "(the table is registered under it: hoodie.metaserver.enabled is on)"
+                    )
+            client.ensure_database(db)
+            try:
+                taken = client.table(db, name)
+            except MetastoreError as e:
+                if e.code != "not_found":
+                    raise
+            else:
+                if taken.location.rstrip("/") != self.storage.uri().rstrip("/"):
+                    raise MetastoreError(f"{db}.{name} is registered at {taken.location}, not here", "exists")
+        self._metastore_checked = True
 
     def requested_actions(self) -> dict[str, str]:
         """The action each instant on the data timeline was requested as (``T.<action>.requested``)."""
@@ -161,6 +207,7 @@ class WritableTable:
         return load_table_state(self.storage, options or {})
 
     def lock(self, *, reentrant: bool = False) -> TableLock:
+        self.check_metastore()  # before the first byte any writer writes
         return TableLock(self.storage, options=self.options, reentrant=reentrant)
 
     @property

@@ -550,6 +550,8 @@ class HudiWriter(WritableTable):
             with metrics.timed("commit_upkeep"):  # the commit's MDT records and deltacommit
                 available = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
                 types = {f.name: f.type for f in avro_schema_to_arrow(session.avro_schema)}
+                dropping = session.operation == "delete_partition"
+                indexed = index_columns(session.cfg, config, session.avro_schema) if dropping else []
                 records = mdt_records_for_commit(
                     txn.instant,
                     results,
@@ -558,6 +560,8 @@ class HudiWriter(WritableTable):
                     before=self.state(),
                     replaced=replaced,
                     replaced_keys=replaced_keys,
+                    deleted_partitions=replaced if dropping else (),
+                    indexed_columns=indexed,
                 )
                 txn.write_metadata(config, records, partitions=available)
                 if K.COLUMN_STATS in config.metadata_partitions:

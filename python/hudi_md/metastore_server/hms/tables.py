@@ -21,11 +21,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import pyarrow as pa
 from hmsclient.genthrift.hive_metastore import ttypes as H
 
 from hudi_md.metastore import protocol as P
 from hudi_md.metastore.options import METASERVER_ENABLED, METASERVER_URIS
-from hudi_md.metastore_server.catalog import TableRow, is_numeric_type, table_config
+from hudi_md.metastore_server.catalog import TableRow, is_numeric_type, table_config, typed_partition_type
 
 PROVIDER = "hudi-md"
 OWNER = "hudi-md"
@@ -130,6 +131,12 @@ def _field(field: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
 
 def partition_column_type(type_name: str) -> tuple[str, str]:
     """A registered partition column's type (Arrow, Avro or Spark SQL names) as (Spark, Hive)."""
+    typed = typed_partition_type(type_name)
+    if typed is not None and pa.types.is_date(typed):
+        return "date", "date"
+    if typed is not None and pa.types.is_timestamp(typed):
+        # as the data column's Avro type maps: timestamp-* is Spark's timestamp, local-* its _ntz
+        return ("timestamp" if typed.tz is not None else "timestamp_ntz"), "timestamp"
     t = type_name.strip().lower()
     if t in ("int", "int32", "integer", "int16", "int8", "short", "byte", "smallint", "tinyint"):
         return "integer", "int"
