@@ -7,7 +7,6 @@ the six merge findings and the reproduction, each against Hudi's outcome)."""
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "write"))
 import hudi_md
 from hudi_md.errors import HudiMdError
 
-from merge_cases import CASES, CI_CASES, Batch, Case, normalised
+from merge_cases import CASES, CI_CASES, Batch, Case, listing, normalised
 
 WRITERS = ("arrow", "spark_df", "spark_api")
 
@@ -57,18 +56,6 @@ def hudi_writes_unreadable(case: Case, batch: Batch) -> bool:
     then cannot read its table (a ClassCastException); hudi-md refuses the batch instead (README,
     "Which record wins")."""
     return case.finding == "4" and case.table_type == "MERGE_ON_READ" and batch.refused
-
-
-def listing(path: str) -> dict[str, str]:
-    """Every file under the table (lock files aside) with its size and hash."""
-    root = Path(path)
-    if not root.exists():
-        return {}
-    return {
-        str(f.relative_to(root)): f"{f.stat().st_size}:{hashlib.sha1(f.read_bytes()).hexdigest()}"
-        for f in sorted(root.rglob("*"))
-        if f.is_file() and ".locks" not in f.parts and not f.name.endswith(".crc")
-    }
 
 
 def _columns(case: Case) -> list[str]:

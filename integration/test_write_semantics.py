@@ -29,11 +29,11 @@ row (Hudi's reader brings the deleted row back).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import random
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,10 @@ import pyarrow as pa
 import pytest
 
 import hudi_md
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "write"))
+
+from merge_cases import listing
 
 SEEDS = int(os.environ.get("HUDI_MD_SEMANTICS_SEEDS", "24"))
 CI_SEEDS = 2
@@ -331,19 +335,6 @@ def read_rs(path: str) -> list[tuple] | None:
     except Exception:
         return None
     return _rows(pa.Table.from_batches(batches).to_pylist()) if batches else []
-
-
-def listing(path: str) -> dict[str, str]:
-    """Every file under the table (the lock folder's transient files aside) with its size and hash."""
-    out = {}
-    root = Path(path)
-    if not root.exists():
-        return out
-    for f in sorted(root.rglob("*")):
-        if f.is_file() and ".locks" not in f.parts and not f.name.endswith(".crc"):
-            data = f.read_bytes()
-            out[str(f.relative_to(root))] = f"{len(data)}:{hashlib.sha1(data).hexdigest()}"
-    return out
 
 
 def run_scenario(spark: Any, root: Path, s: Scenario, writers: tuple[str, ...] = WRITERS) -> None:

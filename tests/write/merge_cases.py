@@ -330,14 +330,15 @@ def normalised(rows: list[dict[str, Any]], columns: list[str]) -> list[tuple]:
     return sorted(out, key=repr)
 
 
-def listing(path: Path) -> dict[str, str]:
+def listing(path: str | Path) -> dict[str, str]:
     """Every file under the table (lock files aside) with its size and hash: a refused write
     leaves this unchanged."""
-    if not path.exists():
+    root = Path(path)
+    if not root.exists():
         return {}
     return {
-        str(f.relative_to(path)): f"{f.stat().st_size}:{hashlib.sha1(f.read_bytes()).hexdigest()}"
-        for f in sorted(path.rglob("*"))
+        str(f.relative_to(root)): f"{f.stat().st_size}:{hashlib.sha1(f.read_bytes()).hexdigest()}"
+        for f in sorted(root.rglob("*"))
         if f.is_file() and ".locks" not in f.parts and not f.name.endswith(".crc")
     }
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from hudi_md.errors import CorruptFileError, HudiMdError, RecordMergeError, SchemaEvolutionError
+from hudi_md.errors import HudiMdError, RecordMergeError, SchemaEvolutionError
 from hudi_md.spark.reader import session_s3a_conf
 from hudi_md.storage.hadoop_s3a import is_s3_path, s3a_storage_options
 from hudi_md.write.config import WriteConfig
@@ -274,10 +274,7 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
     # (converted, keyed, merged by key; one Spark job measures them, so a value or in-batch merge
     # the table refuses fails here).
     cfg = WriteConfig.from_options(writer.options, writer.config())
-    try:
-        schema: WriterSchema | None = writer.writer_schema(arrow_schema, operation, cfg)
-    except CorruptFileError:  # a torn newest commit: decided after the write's recovery
-        schema = None
+    schema = writer.writer_schema_before_recovery(arrow_schema, operation, cfg)
     keyed, measured = _keyed(df, cfg, operation, schema, uri) if schema is not None else (None, None)
     # The same protocol as HudiWriter.write: under the table lock the instant starts (a single
     # writer keeps the lock to the end; under optimistic concurrency control it is taken again

@@ -195,10 +195,24 @@ class HudiWriter(WritableTable):
         stored row) with the instant and its files removed: either way nothing is left behind."""
         prepared = self.records_before_recovery(data, operation)
         session = self.start_write(operation, data.schema)
+
+        def files() -> tuple[list[TaskResult], dict[str, list[str]]]:
+            records = prepared
+            if records is not None and session.writer_schema != records.writer_schema:
+                records = None  # another writer changed the schema meanwhile: again, as it is now
+            return self.write_files(session, data, prepared=records)
+
+        return self._commit_started(session, files)
+
+    def _commit_started(
+        self, session: WriteSession, files: Callable[[], tuple[list[TaskResult], dict[str, list[str]]]]
+    ) -> CommitResult:
+        """The rest of a started write: ``files`` writes its data files (returning their results
+        and the file groups replaced), then the commit. Records the table refuses remove
+        everything the write left (:meth:`refuse_write`); any other failure leaves the instant
+        pending for rollback (:meth:`abandon_write`)."""
         try:
-            if prepared is not None and session.writer_schema != prepared.writer_schema:
-                prepared = None  # another writer changed the schema meanwhile: again, as it is now
-            results, replaced = self.write_files(session, data, prepared=prepared)
+            results, replaced = files()
             result = self.finish_commit(session, results, replaced)
         except (SchemaEvolutionError, RecordMergeError):
             self.refuse_write(session)
@@ -229,12 +243,10 @@ class HudiWriter(WritableTable):
                 "reader.read_all() to write them at once, or stream them with operation='insert' or "
                 "'bulk_insert' (without hoodie.combine.before.insert)"
             )
-        try:
-            expected: WriterSchema | None = self.writer_schema(reader.schema, operation, cfg)
-        except CorruptFileError:  # a torn newest commit: decided after the write's recovery
-            expected = None
+        expected = self.writer_schema_before_recovery(reader.schema, operation, cfg)
         session = self.start_write(operation, reader.schema)
-        try:
+
+        def files() -> tuple[list[TaskResult], dict[str, list[str]]]:
             if expected is not None and session.writer_schema != expected:
                 raise SchemaEvolutionError(
                     f"{self.storage.uri()}: another writer changed the table's schema while this "
@@ -249,14 +261,9 @@ class HudiWriter(WritableTable):
                     session, chunk, prepared=PreparedRecords(session.writer_schema, rows)
                 )
                 results.extend(written)
-            result = self.finish_commit(session, results, {})
-        except (SchemaEvolutionError, RecordMergeError):
-            self.refuse_write(session)
-            raise
-        except BaseException:
-            self.abandon_write(session)
-            raise
-        return self.end_write(session, result)
+            return results, {}
+
+        return self._commit_started(session, files)
 
     def writer_schema(
         self, schema: pa.Schema, operation: str, cfg: WriteConfig | None = None
@@ -279,6 +286,17 @@ class HudiWriter(WritableTable):
             table=self.storage.uri(),
             required=required,
         )
+
+    def writer_schema_before_recovery(
+        self, schema: pa.Schema, operation: str, cfg: WriteConfig
+    ) -> WriterSchema | None:
+        """:meth:`writer_schema` before the write starts (refusals raise before anything is
+        written), or None when the table's recorded schema cannot be read yet (a torn newest
+        commit, which the write's recovery repairs; :meth:`start_write` decides it then)."""
+        try:
+            return self.writer_schema(schema, operation, cfg)
+        except CorruptFileError:
+            return None
 
     def records_before_recovery(self, data: pa.Table, operation: str) -> PreparedRecords | None:
         """:meth:`prepare_records` before the write starts, or None when the table's recorded
