@@ -467,7 +467,7 @@ def verify(path: Path, expected_keys: int) -> dict[str, Any]:
     available = list(table.config.metadata_partitions)
     diffs = validate_metadata_table(table)
     mdt = table.metadata_table
-    indexed = len(mdt.record_index()) if mdt is not None and "record_index" in available else None
+    indexed = len(mdt.record_index.locations()) if mdt is not None and "record_index" in available else None
     return {
         "ok": not diffs and indexed == expected_keys,
         "mdt_partitions": available,

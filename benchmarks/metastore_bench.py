@@ -2,17 +2,19 @@
 table's own MDT, and a load test of the server.
 
     .venv/bin/python benchmarks/metastore_bench.py --partitions 1000 --partitions 10000 [--db URL]
-        [--clients 4] [--load-seconds 20]
+        [--clients 4 --clients 16] [--load-seconds 20]
     .venv/bin/python benchmarks/metastore_bench.py --table PATH [--db URL] ...
 
 For each size a table of N partitions (``dt=p00000`` ..., five rows each, one file per partition)
 is written with ``hudi_md.write`` while a ``hudi-md metastore serve`` process (SQLite by default,
 or ``--db postgresql+psycopg://...``) records it. Then the query ``dt = 'p00042'`` is planned (the
 file slices and counters only: the reading is the same for both) through the server and through
-the MDT: "cold" on a newly opened table each time, "warm" repeated on one opened table (median of
-``--repeats``), with the requests each made (HTTP requests to the server; storage requests).
-The load test runs ``--clients`` processes planning random one-partition queries through the
-server for ``--load-seconds`` and reports throughput, p50/p99 latency and errors. Figures are
+the MDT (median of ``--repeats``): "cold" in a new process each time (``open_table`` + ``plan``
+after ``import hudi_md``), "reopened" on a newly opened table in a process that planned before,
+"warm" repeated on one opened table; with the requests each made (HTTP requests to the server;
+storage requests). The load tests run each ``--clients`` count of processes planning random
+one-partition queries (a newly opened table each) for ``--load-seconds``, through the server and
+through the MDT, and report throughput, p50/p99 latency and errors. Figures are
 ratios between the two planners in the same run. ``--table PATH`` takes an existing table of one
 ``dt`` partition per file instead (e.g. plan_scale_bench's 100k-partition table, whose writing
 takes ~1 h): a copy of it is registered with ``hudi-md metastore register`` and snapshot-synced,
@@ -138,20 +140,50 @@ def wait_synced(ms: dict[str, str], timeout_s: float = 3600) -> float:
         time.sleep(0.2)
 
 
-def plan_once(path: str, options: dict[str, str], where: list[tuple[str, str, Any]]) -> dict[str, Any]:
-    client = MetastoreClient.from_options(options) if options else None
-    http_before = client.requests if client is not None else 0
-    start = time.perf_counter()
-    table = hudi_md.open_table(path, options)
-    plan = table.plan(where)
-    elapsed = time.perf_counter() - start
-    return {
-        "s": elapsed,
-        "slices": len(plan.slices),
-        "http_requests": (client.requests - http_before) if client is not None else 0,
-        "storage_requests": table.storage_stats()["requests"],
-        "counters": plan.counters,
-    }
+_COLD = """
+import json, sys, time
+import hudi_md
+from hudi_md.metastore.plan_client import PlanClient
+path, options, where = json.loads(sys.argv[1])
+start = time.perf_counter()
+table = hudi_md.open_table(path, options)
+plan = table.plan([tuple(w) for w in where])
+elapsed = time.perf_counter() - start
+client = PlanClient.from_options(options) if options else None
+print(json.dumps({
+    "s": elapsed,
+    "slices": len(plan.slices),
+    "http_requests": client.requests if client is not None else 0,
+    "storage_requests": table.storage_stats()["requests"],
+    "counters": plan.counters,
+}))
+"""
+
+
+def plan_cold(path: str, options: dict[str, str], where: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    """One plan in a new process (``import hudi_md`` first, untimed: both paths pay it): the time
+    of ``open_table`` + ``plan``, with every import and connection they make."""
+    done = subprocess.run(
+        [sys.executable, "-c", _COLD, json.dumps([path, options, where])],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def plan_reopened(
+    path: str, options: dict[str, str], where: list[tuple[str, str, Any]], repeats: int
+) -> float:
+    """The median plan on a newly opened table in a process that planned before (imports and
+    connections warm, nothing of the table kept)."""
+    hudi_md.open_table(path, options).plan(where)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        hudi_md.open_table(path, options).plan(where)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def warm(path: str, options: dict[str, str], where: list[tuple[str, str, Any]], repeats: int) -> float:
@@ -186,7 +218,7 @@ def register_table(path: str, ms: dict[str, str]) -> float:
 
 
 def _load_worker(args: tuple[str, dict[str, str], list[str], float, int]) -> dict[str, Any]:
-    name, ms, values, seconds, seed = args
+    name, options, values, seconds, seed = args
     rng = random.Random(seed)
     latencies, errors = [], 0
     deadline = time.monotonic() + seconds
@@ -194,7 +226,7 @@ def _load_worker(args: tuple[str, dict[str, str], list[str], float, int]) -> dic
         where = [("dt", "=", rng.choice(values))]
         start = time.perf_counter()
         try:
-            plan = hudi_md.open_table(name, ms).plan(where)
+            plan = hudi_md.open_table(name, options).plan(where)
             assert len(plan.slices) == 1
         except Exception:  # counted, the load test reports them
             errors += 1
@@ -203,10 +235,14 @@ def _load_worker(args: tuple[str, dict[str, str], list[str], float, int]) -> dic
     return {"latencies": latencies, "errors": errors}
 
 
-def load_test(ms: dict[str, str], values: list[str], clients: int, seconds: float) -> dict[str, Any]:
+def load_test(
+    name: str, options: dict[str, str], values: list[str], clients: int, seconds: float
+) -> dict[str, Any]:
+    """``clients`` processes planning random one-partition queries of ``name`` (each on a newly
+    opened table) for ``seconds``."""
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(clients) as pool:
-        results = pool.map(_load_worker, [("bench.bench", ms, values, seconds, i) for i in range(clients)])
+        results = pool.map(_load_worker, [(name, options, values, seconds, i) for i in range(clients)])
     lat = sorted(x for r in results for x in r["latencies"])
     q = statistics.quantiles(lat, n=100) if len(lat) >= 2 else [float("nan")] * 99
     return {
@@ -223,7 +259,7 @@ def load_test(ms: dict[str, str], values: list[str], clients: int, seconds: floa
 def run(
     partitions: int,
     db: str | None,
-    clients: int,
+    clients: list[int],
     load_seconds: float,
     repeats: int,
     existing: str | None = None,
@@ -245,8 +281,8 @@ def run(
                 build_s = build_table(path, partitions, ms)
             sync_s = wait_synced(ms)
             where = [("dt", "=", values[42])]
-            via_server = [plan_once(path, ms, where) for _ in range(repeats)]
-            via_mdt = [plan_once(path, {}, where) for _ in range(repeats)]
+            via_server = [plan_cold(path, ms, where) for _ in range(repeats)]
+            via_mdt = [plan_cold(path, {}, where) for _ in range(repeats)]
             assert via_server[0]["slices"] == via_mdt[0]["slices"] == 1
             result = {
                 "partitions": partitions,
@@ -255,8 +291,12 @@ def run(
                 "table": "registered copy of " + existing if existing else "written with the server on",
                 "build_s" if not existing else "register_s": round(build_s, 1),
                 "snapshot_sync_s": round(sync_s, 1),
+                # a new process per plan (median of --repeats)
                 "server_cold_s": round(statistics.median(r["s"] for r in via_server), 4),
                 "mdt_cold_s": round(statistics.median(r["s"] for r in via_mdt), 4),
+                # a newly opened table in a process that planned before
+                "server_reopened_s": round(plan_reopened(path, ms, where, repeats), 4),
+                "mdt_reopened_s": round(plan_reopened(path, {}, where, repeats), 4),
                 # a warm plan of an unchanged table may be a cached answer: microseconds
                 "server_warm_s": round(warm(path, ms, where, repeats), 7),
                 "mdt_warm_s": round(warm(path, {}, where, repeats), 7),
@@ -266,10 +306,14 @@ def run(
                 "server_counters": via_server[0]["counters"],
             }
             result["cold_ratio_server_over_mdt"] = round(result["server_cold_s"] / result["mdt_cold_s"], 3)
+            result["reopened_ratio_server_over_mdt"] = round(
+                result["server_reopened_s"] / result["mdt_reopened_s"], 3
+            )
             warm_mdt = max(result["mdt_warm_s"], 1e-7)
             result["warm_ratio_server_over_mdt"] = round(result["server_warm_s"] / warm_mdt, 3)
-            if clients:
-                result["load"] = load_test(ms, values, clients, load_seconds)
+            for n in clients:
+                result[f"load_{n}_server"] = load_test("bench.bench", ms, values, n, load_seconds)
+                result[f"load_{n}_mdt"] = load_test(path, {}, values, n, load_seconds)
             return result
         finally:
             proc.terminate()
@@ -282,7 +326,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--partitions", type=int, action="append", default=None)
     ap.add_argument("--db", default=None, help="the metastore's database URL (default: a SQLite file)")
-    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--clients", type=int, action="append", default=None, help="readers (default: 4 and 16)")
     ap.add_argument("--load-seconds", type=float, default=20.0)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--max-body-mb", type=float, default=16.0, help="the server's request body limit")
@@ -296,7 +340,15 @@ def main() -> None:
             "commit": commit.stdout.strip(),
             "cores": os.cpu_count(),
             "load_before": os.getloadavg(),
-            **run(n, args.db, args.clients, args.load_seconds, args.repeats, args.table, args.max_body_mb),
+            **run(
+                n,
+                args.db,
+                args.clients or [4, 16],
+                args.load_seconds,
+                args.repeats,
+                args.table,
+                args.max_body_mb,
+            ),
         }
         print(json.dumps(result, indent=2), flush=True)
         with open(out / "metastore_bench.jsonl", "a") as f:

@@ -68,7 +68,10 @@ def check_record_index(hudi: Any, path: str, layout: Layout) -> None:
     keys |= {f"k{i:03d}" for i in range(0, 215)} | {f"id:k{i:03d}" for i in range(0, 215)} | {"absent"}
     keys = sorted(keys)
     expected = hudi.record_index(path, keys)
-    got = {k: (loc.partition_path, loc.file_id) for k, loc in table.metadata_table.record_index(keys).items()}
+    got = {
+        k: (loc.partition_path, loc.file_id)
+        for k, loc in table.metadata_table.record_index.locations(keys).items()
+    }
     assert got == expected
     entries = hudi.record_index_entries(path)
     all_md = table.metadata_table.read_records("record_index")

@@ -422,7 +422,8 @@ def test_hudi_builds_hudi_md_uses_and_drops(spark: Any, hudi: Any, tables_root: 
         table = md_table(str(path))
         expected = hudi.record_index(str(path), keys)
         got = {
-            k: (loc.partition_path, loc.file_id) for k, loc in table.metadata_table.record_index(keys).items()
+            k: (loc.partition_path, loc.file_id)
+            for k, loc in table.metadata_table.record_index.locations(keys).items()
         }
         assert got == expected and len(got) == len(model.rows)
         trusted = hudi_md.open_table(str(path), {"hoodie.metadata.record.index.enable": "true"})

@@ -100,13 +100,13 @@ def _blocks(table: Any, instant: str) -> dict[str, list[tuple[str, Any]]]:
         entries: list[tuple[str, Any]] = []
         for s in mdt.file_slices(part):
             for lf in s.log_files:
-                for b in mdt._log_frames(lf.path, lf.size):
+                for b in mdt.slice_reader._log_frames(lf.path, lf.size):
                     if b.instant_time != instant:
                         continue
                     if b.block_type == LogBlockType.DELETE:
-                        entries.extend(("delete", d.record_key) for d in mdt._deleted_keys(b))
+                        entries.extend(("delete", d.record_key) for d in mdt.slice_reader._deleted_keys(b))
                     elif b.block_type == LogBlockType.HFILE_DATA and part == K.FILES:
-                        reader = mdt._block_reader(b)
+                        reader = mdt.slice_reader._block_reader(b)
                         for k, v in reader.scan():
                             rec = normalize(
                                 decode_schemaless(v, reader.schema or b.schema, return_record_name=True)

@@ -61,7 +61,7 @@ def test_hudi_reads_a_federated_tables_metadata_but_not_its_data(spark: Any, tab
     assert sorted((s.partition, s.file_id) for s in slices) == want
     keys = [f"k{i:03d}" for i in range(30)]
     located = hudi.record_index(str(path), keys)
-    mine = ours.metadata_table.record_index(keys)
+    mine = ours.metadata_table.record_index.locations(keys)
     assert {k: v[1] for k, v in located.items()} == {k: loc.file_id for k, loc in mine.items()}
     # the data: not under the table path, where Hudi looks for it
     assert not list(path.rglob("*.parquet"))

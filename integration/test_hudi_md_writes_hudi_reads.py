@@ -230,6 +230,6 @@ def check_index_definitions(hudi: Any, path: str) -> None:
     """``.hoodie/.index_defs/index.json`` names the columns the ``column_stats`` partition indexes
     (Hudi 1.2 writes them there and reads them back, e.g. to know which columns have stats)."""
     declared = hudi.indexed_columns(path)
-    indexed = sorted({s.column_name for s in md_table(path).metadata_table.column_stats()})
+    indexed = sorted({s.column_name for s in md_table(path).metadata_table.stats.column_stats()})
     assert declared, f"column_stats index definition has no sourceFields; the MDT has stats for {indexed}"
     assert sorted(declared) == indexed

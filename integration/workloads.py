@@ -292,7 +292,7 @@ def md_column_stats(
     table: Any, columns: list[str], partitions: list[str]
 ) -> dict[tuple[str, str, str], Stat]:
     out = {}
-    for s in table.metadata_table.column_stats(columns, partitions):
+    for s in table.metadata_table.stats.column_stats(columns, partitions):
         st = _md_stat(s, s.file_name)
         out[st.key()] = st
     return out
@@ -302,7 +302,7 @@ def md_partition_stats(table: Any, columns: list[str]) -> dict[tuple[str, str], 
     # partition_stats entries name their partition where column_stats name a file
     return {
         (s.partition_path, s.column_name): _md_stat(s, s.partition_path)
-        for s in table.metadata_table.partition_stats(columns)
+        for s in table.metadata_table.stats.partition_stats(columns)
     }
 
 

@@ -110,7 +110,7 @@ def check_index(
                 strict=True,
             )
         }
-        got = {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index().items()}
+        got = {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index.locations().items()}
         missing = sorted(set(want) - set(got))
         extra = sorted(set(got) - set(want))
         wrong = sorted(k for k in set(want) & set(got) if want[k] != got[k])
@@ -120,7 +120,7 @@ def check_index(
         )
 
     if K.COLUMN_STATS in partitions:
-        stats = mdt.column_stats()
+        stats = mdt.stats.column_stats()
         columns = sorted({s.column_name for s in stats})
         assert columns, "column_stats is empty"
         by_key = {_stats_key(s): s for s in stats}
@@ -151,13 +151,13 @@ def check_index(
                     )
                 counts = (entry.null_count, entry.value_count)
                 assert counts == (nulls, values), (s.base_file.name, col, entry, nulls, values)
-        want = {_stats_key(s): _stats_value(s) for s in scratch.column_stats()}
+        want = {_stats_key(s): _stats_value(s) for s in scratch.stats.column_stats()}
         got = {k: _stats_value(v) for k, v in by_key.items() if (k[0], k[1]) in live_files}
         assert got == want, _first_difference(got, want)
 
     if K.PARTITION_STATS in partitions:
-        want = {(s.partition_path, s.column_name): _stats_value(s) for s in scratch.partition_stats()}
-        got = {(s.partition_path, s.column_name): _stats_value(s) for s in mdt.partition_stats()}
+        want = {(s.partition_path, s.column_name): _stats_value(s) for s in scratch.stats.partition_stats()}
+        got = {(s.partition_path, s.column_name): _stats_value(s) for s in mdt.stats.partition_stats()}
         assert got == want, _first_difference(got, want)
 
 

@@ -83,7 +83,7 @@ def test_list_partitions_and_files_match_the_api(table_path) -> None:
     parts = json.loads(run("--json", "metadata", "list-partitions", path).stdout)
     assert parts == table.partitions() == ["region=apac", "region=eu", "region=us"]
     files = json.loads(run("metadata", "list-files", path, "--partition", "region=eu", "--json").stdout)
-    listed = table.metadata_table.files_in_partitions(["region=eu"])["region=eu"]
+    listed = table.metadata_table.files.files_in_partitions(["region=eu"])["region=eu"]
     assert [(f["file_name"], f["size"]) for f in files] == [(e.name, e.size) for e in listed]
     # every file the MDT lists for the partition exists on storage with that size
     for f in files:

@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 
-from hudi_md.errors import InvalidOptionError, MetastoreError
+from hudi_md.errors import InvalidOptionError
 from hudi_md.metadata.reader import open_metadata_table
 from hudi_md.metastore.options import metaserver_uri
 from hudi_md.planning.column_stats_mode import ColumnStatsEngine
@@ -59,19 +59,13 @@ def _metastore_source(uri: str, options: Mapping[str, str]) -> tuple[TableSource
     registered name ``db.table`` or its location; None when the metastore is not on."""
     if metaserver_uri(options) is None:
         return None
-    from hudi_md.metastore.client import MetastoreClient  # the metastore extra's dependencies
-    from hudi_md.metastore.source import MetastoreTable, resolve_table
+    from hudi_md.metastore.plan_client import PlanClient
+    from hudi_md.metastore.source import open_metastore_table
 
-    client = MetastoreClient.from_options(options)
+    client = PlanClient.from_options(options)
     assert client is not None
-    ref = resolve_table(client, uri)
-    if ref is None:
-        raise MetastoreError(
-            f"{uri} is not registered in the metastore {client.uri} (hudi-md metastore register {uri} "
-            "--db D --table T)",
-            "not_found",
-        )
-    return MetastoreTable(client, ref), ref.location
+    table = open_metastore_table(client, uri)
+    return table, table.location
 
 
 class Table(TableState):

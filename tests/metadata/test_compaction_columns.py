@@ -41,7 +41,10 @@ def _compare(path: str, mdt: MetadataTable) -> tuple[int, int]:
     for partition in sorted(mdt.available_partitions):
         for file_slice in mdt.file_slices(partition):
             found = compacted_cells(
-                mdt.slice_events(file_slice), partition, SCHEMA, lambda r: writer.encode(to_payload(r))
+                mdt.record_index.slice_events(file_slice),
+                partition,
+                SCHEMA,
+                lambda r: writer.encode(to_payload(r)),
             )
             if found is None:
                 continue
@@ -120,8 +123,10 @@ def test_compaction_writes_the_same_table(tmp_path: Path) -> None:
         table = hudi_md.open_table(path)
         before = (
             sorted(table.file_slices().column("base_file").to_pylist()),
-            sorted((s.file_name, s.column_name, s.value_count) for s in table.metadata_table.column_stats()),
-            sorted((k, v.file_id) for k, v in table.metadata_table.record_index().items()),
+            sorted(
+                (s.file_name, s.column_name, s.value_count) for s in table.metadata_table.stats.column_stats()
+            ),
+            sorted((k, v.file_id) for k, v in table.metadata_table.record_index.locations().items()),
         )
         hudi_md.write(
             _rows(list(range(commit * 10, commit * 10 + 40)), commit),
@@ -142,7 +147,7 @@ def test_compaction_writes_the_same_table(tmp_path: Path) -> None:
     assert set(listed) <= set(storage)
     rows = table.read(columns=["id"]).column("id").to_pylist()
     assert sorted(rows) == sorted({f"k{i:05d}" for i in range(300)})
-    assert {k for k, _ in sorted((k, v.file_id) for k, v in mdt.record_index().items())} == set(rows)
+    assert set(mdt.record_index.locations()) == set(rows)
 
 
 MDT_ARCHIVES = [a for a in archives() if "v6_empty" not in a]

@@ -382,11 +382,12 @@ def test_fixture_plans_built_column_wise(archive: str, table_path, monkeypatch) 
     if mdt is None:
         pytest.skip("no metadata table")
     partitions = table.partitions()
-    assert mdt._all_partitions_columns().to_pylist() == record_wise_partitions(mdt)  # the partition list too
+    # the partition list too
+    assert mdt.files._all_partitions_columns().to_pylist() == record_wise_partitions(mdt)
     view = table.file_system_view(None)
-    files = mdt.files_table()
+    files = mdt.files.files_table()
     assert files is not None  # every files record Hudi wrote takes the column-wise path
-    record_wise = mdt.files_in_partitions(partitions)
+    record_wise = mdt.files.files_in_partitions(partitions)
     assert sorted(
         (p, n, s)
         for p, n, s in zip(*(files[c].to_pylist() for c in ("partition_path", "name", "size")), strict=True)
@@ -395,8 +396,8 @@ def test_fixture_plans_built_column_wise(archive: str, table_path, monkeypatch) 
 
     # the scan of the whole partition gives the partition list too
     scanned = hudi_md.open_table(str(path)).metadata_table
-    assert scanned.files_table() is not None
-    assert scanned._partition_array.to_pylist() == record_wise_partitions(mdt)
+    assert scanned.files.files_table() is not None
+    assert scanned.files._partition_array.to_pylist() == record_wise_partitions(mdt)
 
     monkeypatch.setattr(planner, "COLUMNAR_MIN_PARTITIONS", 0)
     fresh = hudi_md.open_table(str(path))
@@ -454,16 +455,16 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
     hudi_md.write(rows.slice(0, 0), path, operation="delete_partition", options=drop)
 
     record_wise = hudi_md.open_table(path)
-    listed = record_wise.metadata_table._all_partitions_columns()
+    listed = record_wise.metadata_table.files._all_partitions_columns()
     assert listed.to_pylist() == record_wise_partitions(record_wise.metadata_table)
     want = slices_to_arrow(record_wise.file_system_view(None).latest_file_slices(record_wise.partitions()))
     monkeypatch.setattr(planner, "COLUMNAR_MIN_PARTITIONS", 0)
     table = hudi_md.open_table(path)
-    files = table.metadata_table.files_table()
+    files = table.metadata_table.files.files_table()
     assert files is not None
     # the partition list taken from that scan equals the record-wise one (which still lists the
     # dropped partition: hudi-md never marks it deleted; its files are gone from the plan below)
-    scanned = table.metadata_table._partition_array
+    scanned = table.metadata_table.files._partition_array
     assert scanned.to_pylist() == record_wise_partitions(record_wise.metadata_table)
     plan = table.plan(None)
     assert plan._rows is not None

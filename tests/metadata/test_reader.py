@@ -84,7 +84,7 @@ def test_record_index_matches_base_files(archive: str, table_path) -> None:
         for k in keys.column(0).to_pylist():
             expected[k] = (row["partition_path"], row["file_id"])
     live = set(table.read(columns=["_hoodie_record_key"]).column(0).to_pylist())
-    found = table.metadata_table.record_index([*expected, "no-such-key"])
+    found = table.metadata_table.record_index.locations([*expected, "no-such-key"])
     assert "no-such-key" not in found
     for key, (partition, file_id) in expected.items():
         if key not in live:
@@ -99,7 +99,9 @@ def test_column_stats_match_parquet_footers(archive: str, table_path) -> None:
     table = hudi_md.open_table(str(table_path(archive)))
     if "column_stats" not in table.config.metadata_partitions:
         pytest.skip("no column stats")
-    stats = {(s.partition_path, s.file_name, s.column_name): s for s in table.metadata_table.column_stats()}
+    stats = {
+        (s.partition_path, s.file_name, s.column_name): s for s in table.metadata_table.stats.column_stats()
+    }
     checked = 0
     for row in table.file_slices().to_pylist():
         if row["base_file"] is None:
@@ -151,11 +153,11 @@ def test_partition_stats_bound_the_column_stats(archive: str, table_path) -> Non
         for r in table.file_slices().to_pylist()
         if r["base_file"]
     }
-    pstats = {(s.partition_path, s.column_name): s for s in mdt.partition_stats()}
+    pstats = {(s.partition_path, s.column_name): s for s in mdt.stats.partition_stats()}
     assert {p for p, _ in pstats} == set(table.partitions()) - {""} or {p for p, _ in pstats} <= set(
         table.partitions()
     )
-    for s in mdt.column_stats():
+    for s in mdt.stats.column_stats():
         if (s.partition_path, s.file_name) not in latest or s.min_value is None:
             continue
         p = pstats[(s.partition_path, s.column_name)]
@@ -165,10 +167,10 @@ def test_partition_stats_bound_the_column_stats(archive: str, table_path) -> Non
 def test_column_stats_lookup_by_column_and_partition(table_path) -> None:
     table = hudi_md.open_table(str(table_path("sample_table/cow/v9_txns_simple_meta.zip")))
     mdt = table.metadata_table
-    everything = [s for s in mdt.column_stats() if s.column_name == "txn_id"]
-    by_column = mdt.column_stats(["txn_id"])
+    everything = [s for s in mdt.stats.column_stats() if s.column_name == "txn_id"]
+    by_column = mdt.stats.column_stats(["txn_id"])
     assert by_column == everything
-    eu = mdt.column_stats(["txn_id"], ["region=eu"])
+    eu = mdt.stats.column_stats(["txn_id"], ["region=eu"])
     assert eu == [s for s in everything if s.partition_path == "region=eu"] and eu
 
 

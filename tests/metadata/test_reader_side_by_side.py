@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import hudi_md
-from hudi_md.metadata import reader as mdt_reader
+from hudi_md.metadata import slice_sources
 from hudi_md.storage.base import Storage
 
 OPTIONS = {
@@ -80,7 +80,7 @@ def test_log_files_read_side_by_side(table_path: Path, monkeypatch: pytest.Monke
     assert len([f for f in mdt_files.iterdir() if ".log." in f.name]) >= 4
     files, counter = _plan_files(table_path, monkeypatch, 0.05)
     assert counter.most >= 3  # the log files' reads overlapped
-    monkeypatch.setattr(mdt_reader, "_CONCURRENT_READS", 1)
+    monkeypatch.setattr(slice_sources, "_CONCURRENT_READS", 1)
     one_by_one, sequential = _plan_files(table_path, monkeypatch, 0.0)
     assert sequential.most == 1
     assert files == one_by_one

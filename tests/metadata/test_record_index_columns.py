@@ -1,4 +1,4 @@
-"""The record index read column-wise (:meth:`MetadataTable.record_index_table`) finds what the
+"""The record index read column-wise (:meth:`RecordIndex.table`) finds what the
 record-wise read finds (:meth:`MetadataTable.read_records`, each record decoded and merged with
 :func:`records.merge`), on Hudi-written fixture tables and on a hudi-md table whose record index
 has base files, log blocks of updates that move keys, and delete blocks."""
@@ -30,7 +30,7 @@ def record_wise(mdt: MetadataTable, keys: list[str] | None) -> dict[str, tuple[s
 
 
 def column_wise(mdt: MetadataTable, keys: list[str] | None) -> dict[str, tuple[str, str, int | None]]:
-    table = mdt.record_index_table(None if keys is None else pa.array(keys, pa.string()))
+    table = mdt.record_index.table(None if keys is None else pa.array(keys, pa.string()))
     names = ("record_key", "partition_path", "file_id", "instant_time")
     rows = zip(*(table[c].to_pylist() for c in names), strict=True)
     out: dict[str, tuple[str, str, int | None]] = {}

@@ -22,7 +22,7 @@ import hudi_md
 from hudi_md.formats.avro import decode_schemaless, parse_schema
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.files_columns import cell_columns
-from hudi_md.metadata.reader import MetadataTable, column_stat_of
+from hudi_md.metadata.reader import column_stat_of
 from hudi_md.metadata.records import is_live, merge, normalize
 from hudi_md.metadata.records_builder import metadata_record_schema_json
 from hudi_md.metadata.stats_columns import (
@@ -34,6 +34,7 @@ from hudi_md.metadata.stats_columns import (
     merge_stats_runs,
     stats_record_shape,
 )
+from hudi_md.metadata.stats_index import StatsIndex
 from hudi_md.planning import planner
 from hudi_md.planning.stats_arrow import build_stats_table, entry_rows, stats_table_of_columns
 
@@ -580,9 +581,9 @@ def test_fixture_stats_and_plans_column_wise(archive: str, table_path, monkeypat
     partitions = table.partitions()
     compared = 0
     for index in sorted({"column_stats", "partition_stats"} & mdt.available_partitions):
-        every = mdt._read_stats(index, None, partitions)
+        every = mdt.stats._read_stats(index, None, partitions)
         columns = sorted({s.column_name for s in every})
-        found = mdt.stats_columns(index, columns, partitions)
+        found = mdt.stats.stats_columns(index, columns, partitions)
         assert found is not None  # every stats record Hudi wrote takes the column-wise path
         stats, partition = found
         got = {
@@ -605,7 +606,7 @@ def test_fixture_stats_and_plans_column_wise(archive: str, table_path, monkeypat
                 s.min_value,
                 s.max_value,
             )
-            for s in mdt._read_stats(index, columns, partitions)
+            for s in mdt.stats._read_stats(index, columns, partitions)
         }
         assert sorted(got) == sorted(want)
         for k, row in want.items():
@@ -616,7 +617,7 @@ def test_fixture_stats_and_plans_column_wise(archive: str, table_path, monkeypat
     monkeypatch.setattr(planner, "ARROW_MIN_ENTRIES", 0)
     schema = table.schema
     samples: dict[str, list[Any]] = {}
-    for s in mdt._read_stats(
+    for s in mdt.stats._read_stats(
         "column_stats" if "column_stats" in mdt.available_partitions else "partition_stats", None, partitions
     ):
         if s.min_value is not None and schema.get_field_index(s.column_name) >= 0:
@@ -631,7 +632,7 @@ def test_fixture_stats_and_plans_column_wise(archive: str, table_path, monkeypat
             except Exception:  # a literal the filter syntax does not take for this column
                 continue
             with monkeypatch.context() as m:
-                m.setattr(MetadataTable, "stats_columns", lambda *a, **k: None)
+                m.setattr(StatsIndex, "stats_columns", lambda *a, **k: None)
                 theirs = theirs_table.plan(f)
             assert sorted(s.file_id for s in ours.slices) == sorted(s.file_id for s in theirs.slices), (
                 column,
@@ -648,14 +649,14 @@ def test_column_wise_path_runs_in_fixture_plans(table_path, monkeypatch) -> None
     path = str(table_path(archive))
     monkeypatch.setattr(planner, "ARROW_MIN_ENTRIES", 0)
     calls: list[Any] = []
-    original = MetadataTable.stats_columns
+    original = StatsIndex.stats_columns
 
     def spy(self, *args):
         out = original(self, *args)
         calls.append(out)
         return out
 
-    monkeypatch.setattr(MetadataTable, "stats_columns", spy)
+    monkeypatch.setattr(StatsIndex, "stats_columns", spy)
     table = hudi_md.open_table(path)
     column = next(f.name for f in table.schema if pa.types.is_integer(f.type) and not f.name.startswith("_"))
     table.plan([(column, ">=", 0)])

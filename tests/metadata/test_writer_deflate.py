@@ -75,5 +75,5 @@ def test_the_record_index_is_deflated_at_its_level_and_the_rest_at_javas(tmp_pat
     assert sorted(expected) == [f"id{i:06d}" for i in range(4000)]
     mdt = hudi_md.open_table(str(path)).metadata_table
     assert mdt is not None
-    located = mdt.record_index([*expected, "id004000"])
+    located = mdt.record_index.locations([*expected, "id004000"])
     assert {k: (v.partition_path, v.file_id) for k, v in located.items()} == expected

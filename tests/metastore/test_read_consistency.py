@@ -31,6 +31,7 @@ import hudi_md
 from hudi_md.errors import WriteConflictError
 from hudi_md.metastore.client import MetastoreClient
 from hudi_md.metastore.mirror import MetastoreMirror, register_table
+from hudi_md.metastore.plan_client import PlanClient
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.timeline import Timeline
@@ -223,22 +224,22 @@ def test_the_staleness_check_costs_one_listing(
     else:
         _register_any_version(path, ms)
     _wait_synced(ms)
-    client = MetastoreClient.from_options(ms)
+    client = PlanClient.from_options(ms)
     assert client is not None
     own = hudi_md.open_table(path)
 
     before = client.requests
     table = hudi_md.open_table("lake.t", ms)
     assert table.source is not None
-    # the server: the table by name, then its timeline with its snapshot status, in one request
-    assert client.requests - before == 2
+    # the server: the table by name with its timeline and snapshot status, one request
+    assert client.requests - before == 1
     # storage: hoodie.properties and ONE listing of the timeline folder
     stats = table.storage.stats
     assert stats.snapshot()["list_requests"] == 1, stats.snapshot()
     assert stats.requests == 2, stats.snapshot()
     assert _slices(table) == _slices(own)
-    # the plan: the partitions and their slices, as of the version the timeline came with
-    assert client.requests - before == 4
+    # the plan: the partitions and their slices, as of the version the timeline came with, one request
+    assert client.requests - before == 2
     assert stats.requests == 2, stats.snapshot()  # planning reads nothing from storage
 
     # the server behind storage: its newest completed instant removed from it

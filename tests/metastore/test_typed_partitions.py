@@ -28,7 +28,7 @@ import hudi_md
 from hudi_md.metastore import protocol as P
 from hudi_md.metastore.client import MetastoreClient
 from hudi_md.metastore.mirror import sync_table
-from hudi_md.metastore.source import TableRef
+from hudi_md.metastore.resolve import TableRef
 from hudi_md.metastore_server import schema as S
 from hudi_md.metastore_server.hms.server import HmsServer
 from hudi_md.storage import Storage

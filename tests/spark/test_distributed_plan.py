@@ -176,7 +176,7 @@ def test_planner_memory_for_stats_stays_small_when_distributed(spark: Any, table
         return peak, kept, counters
 
     def in_process(table: Any, slices: list, expr: Any, counters: dict) -> list:
-        return prune_by_column_stats(table, slices, expr, table.schema)
+        return prune_by_column_stats(table.metadata_table.stats, table, slices, expr, table.schema)
 
     def on_spark(table: Any, slices: list, expr: Any, counters: dict) -> list:
         request = ColumnStatsRequest(table, slices, expr, table.schema, ("v", "w", "s"))

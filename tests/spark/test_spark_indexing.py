@@ -227,7 +227,7 @@ def _check_against_oracles(path: str, table_type: str) -> None:
     assert sorted(rs_keys) == sorted(located)
 
     # record index: every key of the snapshot at its file group, and no other key
-    found = mdt.record_index()
+    found = mdt.record_index.locations()
     assert {k: (loc.partition_path, loc.file_id) for k, loc in found.items()} == located
 
     # column stats of each latest base file: its values as pyarrow reads them
@@ -235,7 +235,7 @@ def _check_against_oracles(path: str, table_type: str) -> None:
     for partition, rel in base_files:
         data = pq.read_table(os.path.join(path, rel))
         name = os.path.basename(rel)
-        stats = {c.column_name: c for c in mdt.column_stats(wanted, [partition]) if c.file_name == name}
+        stats = {c.column_name: c for c in mdt.stats.column_stats(wanted, [partition]) if c.file_name == name}
         assert sorted(stats) == sorted(wanted), name
         for col in wanted:
             values = data.column(col)
@@ -248,7 +248,7 @@ def _check_against_oracles(path: str, table_type: str) -> None:
     # file (COW), wider on MOR (base files keep the rows their logs replace or delete)
     for partition, batches in snapshot.items():
         rows = pa.Table.from_batches(batches)
-        stats = {c.column_name: c for c in mdt.partition_stats(COLUMNS, [partition])}
+        stats = {c.column_name: c for c in mdt.stats.partition_stats(COLUMNS, [partition])}
         assert sorted(stats) == sorted(COLUMNS)
         for col in COLUMNS:
             mm = pc.min_max(rows.column(col)).as_py()
@@ -259,7 +259,7 @@ def _check_against_oracles(path: str, table_type: str) -> None:
                 assert got.min_value <= mm["min"] and got.max_value >= mm["max"], (partition, col)
 
     # bloom filters: the filter in each base file's footer, as pyarrow reads it
-    blooms = mdt.bloom_filters([(p, os.path.basename(rel)) for p, rel in base_files])
+    blooms = mdt.stats.bloom_filters([(p, os.path.basename(rel)) for p, rel in base_files])
     assert len(blooms) == len(base_files)
     for partition, rel in base_files:
         footer = pq.read_metadata(os.path.join(path, rel)).metadata
@@ -413,4 +413,4 @@ def test_storage_options_reach_the_executors(hudi_spark: Any, s3_server: dict[st
     mdt = table.metadata_table
     assert mdt is not None and {K.RECORD_INDEX, K.COLUMN_STATS} <= mdt.available_partitions
     keys = table.read(columns=["_hoodie_record_key"]).column(0).to_pylist()
-    assert sorted(mdt.record_index()) == sorted(keys) and len(keys) == 370
+    assert sorted(mdt.record_index.locations()) == sorted(keys) and len(keys) == 370

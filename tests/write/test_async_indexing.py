@@ -65,7 +65,7 @@ def _check(path: Path, model: Model) -> None:
 
     reader = SliceRowReader(table)
     where = {k: (s.partition_path, s.file_id) for s in slices for k in reader.keys(s).to_pylist()}
-    found = mdt.record_index(sorted(where))
+    found = mdt.record_index.locations(sorted(where))
     assert {k: (loc.partition_path, loc.file_id) for k, loc in found.items()} == where
     # column stats: what the Parquet footers of the latest base files say
     for s in slices:
@@ -73,7 +73,7 @@ def _check(path: Path, model: Model) -> None:
             continue
         footer = pq.read_metadata(str(path / s.base_file.path))
         want = column_ranges_from_parquet(footer, ["fare", "ts"])
-        stats = mdt.column_stats(["fare", "ts"], [s.partition_path])
+        stats = mdt.stats.column_stats(["fare", "ts"], [s.partition_path])
         got = {c.column_name: c for c in stats if c.file_name == s.base_file.name}
         for col, rng in want.items():
             assert (got[col].min_value, got[col].max_value) == (rng.min_value, rng.max_value), col
@@ -222,8 +222,8 @@ def test_columns_named_at_schedule_are_what_every_writer_indexes(tmp_path: Path)
     assert "fare" in want and "ts" not in want
     mdt = table.metadata_table
     assert mdt is not None
-    assert {s.column_name for s in mdt.column_stats()} == want
-    assert {s.column_name for s in mdt.partition_stats()} == want
+    assert {s.column_name for s in mdt.stats.column_stats()} == want
+    assert {s.column_name for s in mdt.stats.partition_stats()} == want
     assert validate_metadata_table(table) == []
 
 
@@ -295,7 +295,7 @@ def _check_record_index(path: Path) -> None:
                 want[k] = (folder.name, file_id)
     mdt = hudi_md.open_table(str(path)).metadata_table
     assert mdt is not None
-    assert {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index().items()} == want
+    assert {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index.locations().items()} == want
 
 
 def test_a_commit_without_an_mdt_deltacommit_is_caught_up(

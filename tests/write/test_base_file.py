@@ -523,7 +523,7 @@ def test_column_ranges_merge_row_groups_like_hudi(tmp_path: Path) -> None:
 @pytest.mark.parametrize("archive", STATS_TABLES)
 def test_column_ranges_match_the_fixture_mdt(archive: str, table_path: Callable[[str], Path]) -> None:
     table = table_path(archive)
-    stats = hudi_md.open_table(str(table)).metadata_table.column_stats()
+    stats = hudi_md.open_table(str(table)).metadata_table.stats.column_stats()
     checked = 0
     for s in stats:
         if not s.file_name.endswith(".parquet"):

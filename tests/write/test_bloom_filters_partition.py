@@ -47,7 +47,7 @@ def _assert_blooms_match_footers(path: str) -> int:
     assert files
     mdt = table.metadata_table
     assert mdt is not None
-    got = mdt.bloom_filters([(f.path.rsplit("/", 1)[0], f.path.rsplit("/", 1)[1]) for f in files if f])
+    got = mdt.stats.bloom_filters([(f.path.rsplit("/", 1)[0], f.path.rsplit("/", 1)[1]) for f in files if f])
     for f in files:
         assert f is not None
         entry = got[(f.path.rsplit("/", 1)[0], f.path.rsplit("/", 1)[1])]

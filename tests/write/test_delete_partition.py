@@ -41,7 +41,7 @@ def test_delete_partitions(tmp_path: Path, table_type: str) -> None:
     table, _ = assert_readers(str(path), model.expected())
     assert validate_metadata_table(table) == []
     keys = [f"id-{i:04d}" for i in range(90)]
-    assert sorted(table.metadata_table.record_index(keys)) == sorted(k[1] for k in model.rows)
+    assert sorted(table.metadata_table.record_index.locations(keys)) == sorted(k[1] for k in model.rows)
     meta = table.timeline.metadata(table.timeline.completed().last())
     assert meta["operationType"] == "DELETE_PARTITION" and set(meta["partitionToReplaceFileIds"]) == {"sf"}
     with pytest.raises(InvalidOptionError, match=r"partitions\.to\.delete"):

@@ -51,7 +51,7 @@ def test_create_delete_init(tmp_path: Path) -> None:
     check_readers(path, model, "MERGE_ON_READ")
     # the record index knows every live key's file group
     keys = [r["id"] for r in model.rows.values()]
-    found = table.metadata_table.record_index(keys)
+    found = table.metadata_table.record_index.locations(keys)
     assert sorted(found) == sorted(keys)
     # writes keep it in step
     more = _rows(rng, [100, 101], 50)
@@ -124,7 +124,7 @@ def test_create_is_staged_in_partition_batches(tmp_path: Path) -> None:
     assert "OK" in cli("metadata", "validate", str(path)).stdout
     table = hudi_md.open_table(str(path))
     assert len(table.partitions()) == n
-    assert len(table.metadata_table.record_index([f"k{i}" for i in range(n)])) == n
+    assert len(table.metadata_table.record_index.locations([f"k{i}" for i in range(n)])) == n
     rs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
     assert rs.num_rows == n
 
@@ -196,5 +196,5 @@ def test_create_on_a_mor_table_with_logs_indexes_the_log_files(tmp_path: Path) -
     assert len(want) == 4
     assert sorted(zip(got.column("id").to_pylist(), got.column("ts").to_pylist(), strict=True)) == want
     log_names = {lf for s in table.file_slices().to_pylist() for lf in s["log_files"]}
-    indexed = {st.file_name for st in table.metadata_table.column_stats(columns=["ts"])}
+    indexed = {st.file_name for st in table.metadata_table.stats.column_stats(columns=["ts"])}
     assert {n.rsplit("/", 1)[-1] for n in log_names} <= indexed

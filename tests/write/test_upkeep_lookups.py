@@ -1,5 +1,5 @@
 """The MDT upkeep of commits and cleans reads the ``column_stats`` of the files it needs by key
-(``MetadataTable.column_stats_of_files``): a commit's tight partition stats come from the other
+(``StatsIndex.column_stats_of_files``): a commit's tight partition stats come from the other
 live files of its partitions, a clean deletes the stats of the files it deletes. Checked with
 ``indexing_oracle.check_index``: column stats against every latest base file's Parquet footer (read
 by pyarrow), no entry of a file gone from storage, partition stats equal to a build from scratch."""

@@ -110,7 +110,9 @@ def check_indexes(path: Path, table: Any, snapshot: pa.Table, table_type: str) -
             )
         }
         assert set(mdt.read_records(K.RECORD_INDEX)) == set(want), "record index keys"
-        got = {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index(list(want)).items()}
+        got = {
+            k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index.locations(list(want)).items()
+        }
         assert got == want, "record index locations"
     if K.PARTITION_STATS not in mdt.available_partitions:
         return
@@ -140,7 +142,7 @@ def check_indexes(path: Path, table: Any, snapshot: pa.Table, table_type: str) -
     else:
         names = {(s.partition_path, n) for s in slices for n in _slice_files(s)}
         per = {}
-        for st in mdt.column_stats(columns=columns):
+        for st in mdt.stats.column_stats(columns=columns):
             if (st.partition_path, st.file_name) in names:
                 per.setdefault((st.partition_path, st.column_name), []).append(
                     (st.min_value, st.max_value, st.value_count, st.null_count)
@@ -156,11 +158,11 @@ def check_indexes(path: Path, table: Any, snapshot: pa.Table, table_type: str) -
         )
     got_stats = {
         (st.partition_path, st.column_name): (st.min_value, st.max_value, st.value_count, st.null_count)
-        for st in mdt.partition_stats(columns=columns)
+        for st in mdt.stats.partition_stats(columns=columns)
         if st.partition_path in {s.partition_path for s in slices}
     }
     assert got_stats == expected, "partition stats"
-    assert all(st.is_tight_bound for st in mdt.partition_stats(columns=columns)), "tight bounds"
+    assert all(st.is_tight_bound for st in mdt.stats.partition_stats(columns=columns)), "tight bounds"
 
 
 def _slice_files(s: Any) -> list[str]:

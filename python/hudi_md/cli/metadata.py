@@ -50,7 +50,7 @@ def _mdt(t: TableState) -> MetadataTable:
 def list_partitions(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
     """All partitions, from the MDT `files` partition."""
     set_json(ctx, as_json)
-    parts = _mdt(open_cli_table(path, options)).all_partitions()
+    parts = _mdt(open_cli_table(path, options)).files.all_partitions()
     emit(ctx, parts, lambda ps: "\n".join(p if p else '""' for p in ps))
 
 
@@ -67,8 +67,8 @@ def list_files(
     """Files the MDT lists, per partition (as recorded: including not-yet-cleaned files)."""
     set_json(ctx, as_json)
     mdt = _mdt(open_cli_table(path, options))
-    parts = [partition] if partition is not None else mdt.all_partitions()
-    listing = mdt.files_in_partitions(parts)
+    parts = [partition] if partition is not None else mdt.files.all_partitions()
+    listing = mdt.files.files_in_partitions(parts)
     rows = [
         {"partition_path": p, "file_name": e.name, "size": e.size} for p in parts for e in listing.get(p, [])
     ]

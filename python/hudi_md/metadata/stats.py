@@ -42,9 +42,9 @@ def metadata_stats(table: TableState, mdt: MetadataTable) -> dict[str, Any]:
         "last_mdt_compaction": last_compaction.requested_time if last_compaction else None,
         "deltacommits_since_last_compaction": len(since),
         "valid_instants": len(mdt.valid_instants),
-        "partition_count": len(mdt.all_partitions()),
+        "partition_count": len(mdt.files.all_partitions()),
         "partitions": partitions,
-        "reader_metrics": dict(mdt.stats),
+        "reader_metrics": dict(mdt.read_counters),
         "metrics": metrics.snapshot(),
         "storage": table.storage_stats(),
     }

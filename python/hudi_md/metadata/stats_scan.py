@@ -3,7 +3,7 @@ distributed plan (``hudi_md.spark.distributed_plan``), where each Spark task rea
 
 The slice is read by :meth:`MetadataTable.read_slice_records` (the reader's own merge and
 instant-validity rules); only the keys under the wanted ``column + partition`` prefixes are
-decoded, and only live records are returned, as the in-process ``MetadataTable.column_stats``
+decoded, and only live records are returned, as the in-process ``StatsIndex.column_stats``
 returns them.
 """
 
@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from hudi_md.metadata import keys as K
-from hudi_md.metadata.reader import ColumnStat, KeySelection, MetadataTable, column_stat_of
+from hudi_md.metadata.reader import MetadataTable
 from hudi_md.metadata.records import is_live
+from hudi_md.metadata.slice_sources import KeySelection
+from hudi_md.metadata.stats_index import ColumnStat, column_stat_of
 from hudi_md.table.fs_view import FileSlice
 
 # A column_stats key is column id + partition id + file id, each a fixed-width hash.
 _COLUMN_ID_WIDTH = len(K.column_index_id(""))
 _PARTITION_ID_WIDTH = len(K.partition_index_id(""))
 # Above this many partitions a column's stats are read as one key range (the planner's rule in
-# MetadataTable.column_stats too): one walk beats a seek per partition prefix.
+# StatsIndex.column_stats too): one walk beats a seek per partition prefix.
 MANY_PARTITIONS = 1000
 
 

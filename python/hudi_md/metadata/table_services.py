@@ -191,7 +191,7 @@ def _compacted_base_file(
     copied as it is unless its key has several events to merge), or record by record when the
     column-wise merge declines."""
     found = compacted_cells(
-        reader.slice_events(file_slice),
+        reader.record_index.slice_events(file_slice),
         partition,
         writer.record_schema_json,
         lambda record: writer.encode(to_payload(record)),

@@ -97,7 +97,7 @@ def _validate(table: TableState, indexes: bool) -> list[Difference]:
         ]
     listing = storage_listing(table.storage, table.config.to_dict())
     diffs: list[Difference] = []
-    mdt_parts = set(mdt.all_partitions())
+    mdt_parts = set(mdt.files.all_partitions())
     storage_parts = set(listing.all_partitions())
     for p in sorted(mdt_parts - storage_parts):
         diffs.append(Difference("partition_only_in_mdt", p))
@@ -109,7 +109,7 @@ def _validate(table: TableState, indexes: bool) -> list[Difference]:
         if visible.get(p):
             diffs.append(Difference("partition_only_in_storage", p))
     common = sorted(mdt_parts & storage_parts)
-    mdt_files = FileSystemView(table.config, table.timeline, mdt).visible_files(common)
+    mdt_files = FileSystemView(table.config, table.timeline, mdt.files).visible_files(common)
     storage_files = FileSystemView(table.config, table.timeline, listing).visible_files(common)
     for p in common:
         a, b = mdt_files.get(p, {}), storage_files.get(p, {})
@@ -249,7 +249,7 @@ def _record_index_differences(table: TableState, slices: Sequence[FileSlice]) ->
     for s in slices:
         for k in reader.keys(s).to_pylist():
             where.setdefault(k, set()).add((s.partition_path, s.file_id))
-    locations = mdt.record_index()  # every indexed key, one scan
+    locations = mdt.record_index.locations()  # every indexed key, one scan
     out = []
     for k in sorted(where):
         loc = locations.get(k)
@@ -287,10 +287,10 @@ def _partition_stats_differences(table: TableState, slices: Sequence[FileSlice])
         return []
     live = {(s.partition_path, n) for s in slices for n in _file_names(s)}
     ranges: dict[tuple[str, str], list[Any]] = {}
-    for st in mdt.column_stats():
+    for st in mdt.stats.column_stats():
         if (st.partition_path, st.file_name) in live:
             ranges.setdefault((st.partition_path, st.column_name), []).append(st)
-    stats = {(st.partition_path, st.column_name): st for st in mdt.partition_stats()}
+    stats = {(st.partition_path, st.column_name): st for st in mdt.stats.partition_stats()}
     out = []
     for (p, col), files in sorted(ranges.items()):
         mins = [f.min_value for f in files if f.min_value is not None]

@@ -19,7 +19,7 @@ import pyarrow as pa
 from hudi_md.errors import HudiMdError, MetastoreError, TableConfigError
 from hudi_md.metastore import protocol as P
 from hudi_md.metastore.client import MetastoreClient
-from hudi_md.metastore.source import TableRef
+from hudi_md.metastore.resolve import TableRef
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.schema import parse_embedded_schema

@@ -20,6 +20,9 @@ Table service
                                                           columns' types; their values re-typed)
     DELETE /v1/databases/{db}/tables/{table}
     GET    /v1/tables?location=<uri>                      -> list[Table] (the tables at a location)
+    POST   /v1/tables/open                                OpenQuery -> OpenAnswer (a table by name or
+                                                          location, with its TableTimeline: what a
+                                                          reader opens the table with, one request)
 
 Timeline service (instants of one table; ``T`` below is ``/v1/databases/{db}/tables/{table}``)
     POST   T/instant-times                                NewInstantTime -> InstantTime (strictly
@@ -51,26 +54,31 @@ Snapshot service (kept in step with completed instants by the server's snapshot 
     GET    T/snapshot/files?partition=&after=             -> list[FileOut] (files of instants after)
     GET    T/snapshot/all-files?partition=                -> list[FileOut] (every live file version)
     GET    T/snapshot/status                              -> SnapshotStatus
+Planning (one request per plan: partitions pruned in SQL and their latest slices, as of a version)
+    POST   T/plan                                         PlanQuery -> PlanAnswer (409 conflict when
+                                                          the snapshot cannot answer as of it)
 """
 
 from __future__ import annotations
 
-import re
 import warnings
 from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from hudi_md.errors import InvalidOptionError
 from hudi_md.metastore.options import METASERVER_ENABLED as METASERVER_ENABLED
 from hudi_md.metastore.options import METASERVER_TOKEN as METASERVER_TOKEN
 from hudi_md.metastore.options import METASERVER_URIS as METASERVER_URIS
+from hudi_md.metastore.routes import API_PREFIX as API_PREFIX
+from hudi_md.metastore.routes import INSTANT_TIME_PATTERN
+from hudi_md.metastore.routes import NAME_PATTERN as NAME_PATTERN
+from hudi_md.metastore.routes import NAME_RE as NAME_RE
+from hudi_md.metastore.routes import NON_PARTITIONED as NON_PARTITIONED
+from hudi_md.metastore.routes import partition_of_segment as partition_of_segment
+from hudi_md.metastore.routes import partition_segment as partition_segment
+from hudi_md.metastore.routes import table_route as table_route
 
-API_PREFIX = "/v1"
-NAME_PATTERN = r"^[A-Za-z0-9_]{1,128}$"
-NAME_RE = re.compile(NAME_PATTERN)
-NON_PARTITIONED = "__NONE__"
 # pydantic warns that BaseModel once had a schema_json method; the field is the table's schema
 warnings.filterwarnings("ignore", message='Field name "schema_json"', category=UserWarning)
 
@@ -255,21 +263,39 @@ class TableTimeline(BaseModel):
     snapshot: SnapshotStatus
 
 
+class OpenQuery(BaseModel):
+    """A table to open: ``db.table``, or the location it is registered at."""
+
+    table: str = Field(min_length=1, max_length=4096)
+
+
+class OpenAnswer(BaseModel):
+    """The registered table and its timeline, read at once (the snapshot synced up to
+    ``timeline.version`` first when it can be): a reader compares it with the table's own
+    timeline, then plans as of that version."""
+
+    db: str
+    table: str
+    location: str
+    timeline: TableTimeline
+
+
+class PlanQuery(BaseModel):
+    """One plan: the partitions ``filter`` may hold (or exactly ``partitions``; neither: every
+    partition) and their latest slices, as of ``as_of`` (time travel) at table version
+    ``version`` (the plan's pin, from :class:`OpenAnswer`)."""
+
+    version: int = Field(ge=0)
+    filter: Filter | None = None
+    partitions: list[str] | None = None
+    as_of: str | None = Field(default=None, pattern=INSTANT_TIME_PATTERN)
+    # the latest base file of each file group (a read-optimized query of a merge-on-read table)
+    read_optimized: bool = False
+
+
+class PlanAnswer(BaseModel):
+    partitions: list[str]  # the partitions the plan covers, sorted
+    slices: list[FileSliceOut]  # their latest slices, by partition then file id
+
+
 Filter.model_rebuild()
-
-
-def table_route(db: str, table: str) -> str:
-    """The route of ``db.table``; a name that is not the protocol's is refused
-    (:class:`~hudi_md.errors.InvalidOptionError`) before it becomes part of a URL."""
-    for name in (db, table):
-        if not NAME_RE.fullmatch(name):
-            raise InvalidOptionError(f"metastore names are {NAME_PATTERN}; got {name!r}")
-    return f"{API_PREFIX}/databases/{db}/tables/{table}"
-
-
-def partition_segment(path: str) -> str:
-    return path if path else NON_PARTITIONED
-
-
-def partition_of_segment(segment: str) -> str:
-    return "" if segment == NON_PARTITIONED else segment

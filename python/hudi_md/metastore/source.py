@@ -1,38 +1,35 @@
-"""A table as the metastore knows it: its timeline from the timeline service, its partitions (pruned
-in SQL) from the partition service and its files from the snapshot service, for a
-:class:`~hudi_md.table.state.TableState` to plan from instead of reading the MDT's ``files``
-partition.
+"""A table as the metastore knows it, for a :class:`~hudi_md.table.state.TableState` to plan from
+instead of reading the MDT's ``files`` partition: opened with one request (its timeline and the table
+version that is as of) and planned with one more (its partitions pruned in SQL and their latest
+slices, as of that version: :class:`MetastorePlanSource`).
 
-**Never staler than storage.** The state lists the table's own timeline first (one listing request)
-and hands it to :meth:`MetastoreTable.state`, which asks the server for its timeline: when an
-instant completed on storage is not completed on the server (a completion the server missed: its
-writer warned), the server is asked again for up to :data:`CATCH_UP_WAIT_S` (a writer tells the
-server right after storage), then the table is planned from its own MDT with a warning naming the
-instant (``hudi-md metastore sync`` brings the server up to date).
+**Never staler than storage.** The state lists the table's own timeline, then compares it with the
+server's (:meth:`MetastoreTable.state`): when an instant completed on storage is not completed on the
+server (a completion the server missed: its writer warned), the server is asked again for up to
+:data:`CATCH_UP_WAIT_S` (a writer tells the server right after storage), then the table is planned
+from its own MDT with a warning naming the instant (``hudi-md metastore sync`` brings the server up
+to date). The server applies every completed instant to its snapshot before it answers the open; a
+snapshot it failed to apply is planned around the same way.
 
-**Never torn.** The timeline comes with the table version it is as of (one request), and every
-later request of the plan (partitions, slices) carries that version: the server answers as of it
-(:mod:`hudi_md.metastore_server.as_of`), so a plan sees one state while other writers commit.
+**Never torn.** Every request of a plan carries the table version the timeline is as of: the server
+answers as of it (:mod:`hudi_md.metastore_server.as_of`), so a plan sees one state while other
+writers commit.
 
-The snapshot service follows completed instants asynchronously: a snapshot that has not yet applied
-every version up to the plan's is waited for a moment, then the table is read through its MDT (or
-storage) as without the metastore, with a warning; it is never planned from a stale snapshot.
+This module and :mod:`hudi_md.metastore.plan_client` are the whole read path: no pydantic, no httpx
+(their import alone costs more than a plan through the MDT).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from hudi_md.errors import InvalidOptionError, MetastoreError
-from hudi_md.metastore import protocol as P
-from hudi_md.metastore.client import MetastoreClient
+from hudi_md.errors import MetastoreError
+from hudi_md.metastore.plan_client import PlanClient
 from hudi_md.planning.expressions import (
     AlwaysFalse,
     AlwaysTrue,
@@ -45,175 +42,258 @@ from hudi_md.planning.expressions import (
     SetPredicate,
     UnaryPredicate,
 )
+from hudi_md.table.filenames import LogFileName
+from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
 from hudi_md.table.listing import FileEntry
+from hudi_md.table.plan_source import Partitions, PlanHint, RecordLocator, StatsSource
 from hudi_md.table.timeline import COMPLETES_AS, Instant, State, Timeline
 
-log = logging.getLogger(__name__)
-
-SYNC_WAIT_S = 5.0
 # how long the server may take to record the completions the table's own timeline shows (a writer
 # tells it right after storage)
 CATCH_UP_WAIT_S = 1.0
 _POLL_S = 0.05
 _STATES = {"requested": State.REQUESTED, "inflight": State.INFLIGHT, "completed": State.COMPLETED}
 _STATE_NAMES = {v: k for k, v in _STATES.items()}
+Filter = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class TableRef:
-    db: str
-    table: str
-    location: str
-
-
-def resolve_table(client: MetastoreClient, name_or_location: str) -> TableRef | None:
-    """The registered table named ``db.table``, or registered at a location; None when the
-    location has no registered table."""
-    db, dot, table = name_or_location.partition(".")
-    if dot and "/" not in name_or_location and ":" not in name_or_location:
-        t = client.table(db, table)
-        return TableRef(t.db, t.name, t.location)
-    found = client.tables_at(name_or_location.rstrip("/"))
-    if not found:
-        # Spark's data source qualifies a name it was given as a path (file:/<cwd>/db.table)
-        base = name_or_location.rstrip("/").rsplit("/", 1)[-1]
-        db, dot, table = base.partition(".")
-        if dot and P.NAME_RE.match(db) and P.NAME_RE.match(table):
-            try:
-                t = client.table(db, table)
-            except MetastoreError as e:
-                if e.code != P.ErrorCode.not_found.value:
-                    raise
-                return None
-            return TableRef(t.db, t.name, t.location)
-        return None
-    if len(found) > 1:
-        names = ", ".join(f"{t.db}.{t.name}" for t in found)
-        raise InvalidOptionError(f"{name_or_location} is registered as several tables ({names}): name one")
-    return TableRef(found[0].db, found[0].name, found[0].location)
+def open_metastore_table(client: PlanClient, name_or_location: str) -> MetastoreTable:
+    """The registered table named ``db.table`` or registered at a location (one request);
+    :class:`MetastoreError` ``not_found`` when it is not registered."""
+    try:
+        answer = client.open(name_or_location)
+    except MetastoreError as e:
+        if e.code == "not_found":
+            raise MetastoreError(
+                f"{name_or_location} is not registered in the metastore {client.uri} (hudi-md metastore "
+                f"register {name_or_location} --db D --table T)",
+                "not_found",
+                e.status,
+            ) from e
+        raise
+    return MetastoreTable(client, name_or_location, answer)
 
 
 class MetastoreTable:
-    """A :class:`~hudi_md.table.state.TableSource`: one registered table on the server."""
+    """A :class:`~hudi_md.table.state.TableSource`: one registered table on the server, as the
+    open request found it."""
 
     name = "metastore"
 
-    def __init__(self, client: MetastoreClient, ref: TableRef) -> None:
+    def __init__(self, client: PlanClient, ref: str, answer: dict[str, Any]) -> None:
         self.client = client
         self.ref = ref
+        self.db: str = answer["db"]
+        self.table: str = answer["table"]
+        self.location: str = answer["location"]
+        self._answer: dict[str, Any] | None = answer
 
     def state(self, on_storage: Timeline) -> MetastoreState | None:
-        """The table as the server has it now: its timeline and the table version that is as of
-        (one request), when it holds every instant completed in ``on_storage`` (the table's own
-        timeline, listed before) and the snapshot applied every version up to it (waiting up to
-        :data:`CATCH_UP_WAIT_S` and :data:`SYNC_WAIT_S` for those); otherwise None, with a
-        warning: the caller plans from the table's own metadata."""
-        name = f"{self.ref.db}.{self.ref.table}"
+        """The table as the server has it: its timeline and the table version that is as of, when
+        it holds every instant completed in ``on_storage`` (the table's own timeline, listed
+        after the open request or before this one; asked again for up to
+        :data:`CATCH_UP_WAIT_S`) and its snapshot applied every version up to it; otherwise None,
+        with a warning: the caller plans from the table's own metadata."""
+        name = f"{self.db}.{self.table}"
         done = {i.requested_time for i in on_storage.completed()}
         deadline = time.monotonic() + CATCH_UP_WAIT_S
         while True:
-            got = self.client.timeline(self.ref.db, self.ref.table)
-            missing = sorted(done - {i.requested_time for i in got.instants if i.state == "completed"})
+            answer, self._answer = self._answer, None
+            if answer is None:
+                answer = self.client.open(f"{self.db}.{self.table}")
+            got = answer["timeline"]
+            recorded = {i["requested_time"] for i in got["instants"] if i["state"] == "completed"}
+            missing = sorted(done - recorded)
             if not missing:
                 break
             if time.monotonic() >= deadline:
                 warnings.warn(
                     f"hudi-md: the metastore has not recorded {len(missing)} instant(s) of {name} that "
                     f"completed on the table's storage (the newest: {missing[-1]}); planning from the "
-                    f"table's own metadata instead. Run 'hudi-md metastore sync {self.ref.location}' to "
+                    f"table's own metadata instead. Run 'hudi-md metastore sync {self.location}' to "
                     "bring the metastore up to date",
                     RuntimeWarning,
                     stacklevel=4,
                 )
                 return None
             time.sleep(_POLL_S)
-        status = got.snapshot
-        deadline = time.monotonic() + SYNC_WAIT_S
-        while status.synced_version < got.version:
-            if status.status == "failed" or time.monotonic() >= deadline:
-                warnings.warn(
-                    f"hudi-md: the metastore's snapshot of {name} has not applied every completed "
-                    f"instant ({status.status}, {len(status.pending)} pending); planning from the "
-                    "table's own metadata instead",
-                    RuntimeWarning,
-                    stacklevel=4,
-                )
-                return None
-            time.sleep(_POLL_S)
-            status = self.client.snapshot_status(self.ref.db, self.ref.table)
-        instants = [_instant(i) for i in got.instants]
+        status = got["snapshot"]
+        if status["synced_version"] < got["version"]:
+            warnings.warn(
+                f"hudi-md: the metastore's snapshot of {name} has not applied every completed instant "
+                f"({status['status']}, {len(status['pending'])} pending: {status.get('message') or ''}); "
+                "planning from the table's own metadata instead",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return None
+        instants = [_instant(i) for i in got["instants"]]
+        db, table, client = self.db, self.table, self.client
 
         def read(instant: Instant) -> bytes:
-            return self.client.instant_metadata(
-                self.ref.db, self.ref.table, instant.requested_time, _STATE_NAMES[instant.state]
-            )
+            return client.instant_metadata(db, table, instant.requested_time, _STATE_NAMES[instant.state])
 
         timeline = Timeline(instants, reader=read, name=f"metastore {name}")
-        return MetastoreState(self.client, self.ref, got.version, timeline)
+        return MetastoreState(client, db, table, int(got["version"]), timeline)
 
 
 class MetastoreState:
     """A :class:`~hudi_md.table.state.SourceState`: a registered table's timeline as the server
-    recorded it at table version ``version``, and listings as of that version."""
+    recorded it at table version ``version``, and what a plan reads as of that version."""
 
-    def __init__(self, client: MetastoreClient, ref: TableRef, version: int, timeline: Timeline) -> None:
+    def __init__(self, client: PlanClient, db: str, table: str, version: int, timeline: Timeline) -> None:
         self.client = client
-        self.ref = ref
+        self.db = db
+        self.table = table
         self.version = version
         self.timeline = timeline
 
+    def plan_source(
+        self, as_of: str | None, indexes: Callable[[], tuple[StatsSource | None, RecordLocator | None]]
+    ) -> MetastorePlanSource:
+        return MetastorePlanSource(self, as_of, indexes)
+
     def listing(self, as_of: str | None = None) -> MetastoreListing:
-        return MetastoreListing(self.client, self.ref, as_of, self.version)
+        return MetastoreListing(self.plan_source(as_of, lambda: (None, None)))
 
 
-class MetastoreListing:
-    """A :class:`~hudi_md.table.listing.ListingSource` over the partition and snapshot services:
-    the files of the latest slices (as of an instant), one request for any number of partitions;
-    and partitions pruned in SQL (:meth:`matching_partitions`). ``version``: the table version
-    every request is answered as of (None: the latest)."""
+class MetastorePlanSource:
+    """A :class:`~hudi_md.table.plan_source.PlanSource`: the server prunes partitions by the
+    filter's part on partition columns (in SQL) and answers their latest slices in the same
+    request, as of the plan's table version; the table's MDT, when it has indexes, prunes further
+    (``indexes``: its stats and record index, opened only when a plan asks)."""
 
     name = "metastore"
 
     def __init__(
-        self, client: MetastoreClient, ref: TableRef, as_of: str | None, version: int | None = None
+        self,
+        state: MetastoreState,
+        as_of: str | None,
+        indexes: Callable[[], tuple[StatsSource | None, RecordLocator | None]],
     ) -> None:
-        self.client = client
-        self.ref = ref
+        self.state = state
         self.as_of = as_of
-        self.version = version
-        self._partitions: list[str] | None = None
+        self._indexes = indexes
+        self._opened: tuple[StatsSource | None, RecordLocator | None] | None = None
+        # the slices of the last answer, by partition (a plan asks for those it was told of)
+        self._answers: dict[tuple[Any, ...], tuple[list[str], dict[str, list[FileSlice]]]] = {}
+
+    @property
+    def stats(self) -> StatsSource | None:
+        return self._open_indexes()[0]
+
+    @property
+    def record_locations(self) -> RecordLocator | None:
+        return self._open_indexes()[1]
+
+    def _open_indexes(self) -> tuple[StatsSource | None, RecordLocator | None]:
+        if self._opened is None:
+            self._opened = self._indexes()
+        return self._opened
+
+    def partitions(self, hint: PlanHint) -> Partitions:
+        where, exact = (None, True) if hint.expr is None else to_filter(hint.expr, set(hint.partition_fields))
+        names, _ = self._plan(where, None, hint.read_optimized)
+        return Partitions(names, "partitions_from_catalog" if where is not None else "partitions", exact)
+
+    def latest_slices(
+        self,
+        partitions: Sequence[str] | pa.StringArray,
+        *,
+        read_optimized: bool = False,
+        columnar: bool = False,
+    ) -> list[FileSlice]:
+        wanted = partitions.to_pylist() if isinstance(partitions, pa.Array) else list(partitions)
+        known = self._covering(wanted, read_optimized)
+        by_partition = known if known is not None else self._plan(None, wanted, read_optimized)[1]
+        return [s for p in sorted(set(wanted)) for s in by_partition.get(p, ())]
+
+    def _covering(self, wanted: list[str], read_optimized: bool) -> dict[str, list[FileSlice]] | None:
+        """An answer already holding the slices of every ``wanted`` partition."""
+        for (_, _, ro), (names, slices) in self._answers.items():
+            if ro == read_optimized and set(wanted) <= set(names):
+                return slices
+        return None
+
+    def _plan(
+        self, where: Filter | None, partitions: list[str] | None, read_optimized: bool
+    ) -> tuple[list[str], dict[str, list[FileSlice]]]:
+        key = (repr(where), None if partitions is None else tuple(partitions), read_optimized)
+        known = self._answers.get(key)
+        if known is not None:
+            return known
+        query: dict[str, Any] = {"version": self.state.version, "read_optimized": read_optimized}
+        if where is not None:
+            query["filter"] = where
+        if partitions is not None:
+            query["partitions"] = partitions
+        if self.as_of is not None:
+            query["as_of"] = self.as_of
+        answer = self.state.client.plan(self.state.db, self.state.table, query)
+        by_partition: dict[str, list[FileSlice]] = {}
+        for s in answer["slices"]:
+            by_partition.setdefault(s["partition"], []).append(_slice(s))
+        self._answers[key] = found = (list(answer["partitions"]), by_partition)
+        return found
+
+
+class MetastoreListing:
+    """A :class:`~hudi_md.table.listing.ListingSource` over the plan route, for the readers that
+    slice files themselves (a plan takes the server's slices as they are)."""
+
+    name = "metastore"
+
+    def __init__(self, source: MetastorePlanSource) -> None:
+        self.source = source
 
     def all_partitions(self) -> list[str]:
-        if self._partitions is None:
-            found = self.client.partitions(self.ref.db, self.ref.table, version=self.version)
-            self._partitions = sorted(p.path for p in found)
-        return list(self._partitions)
-
-    def matching_partitions(self, expr: Expression, partition_fields: Sequence[str]) -> list[str]:
-        """The partitions whose values may satisfy ``expr``: its part on partition columns, as one
-        SQL query on the server (the rest of ``expr`` cannot prune partitions)."""
-        where, _ = to_filter(expr, set(partition_fields))
-        if where is None:
-            return self.all_partitions()
-        found = self.client.partitions(self.ref.db, self.ref.table, where, version=self.version)
-        return sorted(p.path for p in found)
+        return list(self.source.partitions(PlanHint()).names)
 
     def files_in_partitions(self, partitions: Sequence[str]) -> dict[str, list[FileEntry]]:
         out: dict[str, list[FileEntry]] = {p: [] for p in partitions}
         if not partitions:
             return out
-        for s in self.client.slices(
-            self.ref.db, self.ref.table, partitions, self.as_of, version=self.version
-        ):
+        for s in self.source.latest_slices(list(partitions)):
             files = ([s.base_file] if s.base_file is not None else []) + list(s.log_files)
-            out.setdefault(s.partition, []).extend(FileEntry(f.name, f.size) for f in files)
+            out.setdefault(s.partition_path, []).extend(FileEntry(f.name, f.size) for f in files)
         return out
 
 
-def _instant(i: P.Instant) -> Instant:
-    state = _STATES[i.state]
-    action = COMPLETES_AS.get(i.action, i.action) if state is State.COMPLETED else i.action
-    return Instant(i.requested_time, action, state, i.completion_time)
+def _slice(s: dict[str, Any]) -> FileSlice:
+    base = s.get("base_file")
+    logs = []
+    for f in s.get("log_files") or ():
+        parsed = LogFileName.parse(f["name"])
+        if parsed is None:
+            raise MetastoreError(
+                f"the metastore answered a log file that is not one: {f['name']!r}", "internal"
+            )
+        logs.append(
+            LogFile(
+                f["partition"],
+                f["name"],
+                int(f["size"]),
+                f["file_id"],
+                f["instant"],
+                parsed.version,
+                parsed.write_token,
+            )
+        )
+    return FileSlice(
+        s["partition"],
+        s["file_id"],
+        s["base_instant"],
+        None
+        if base is None
+        else BaseFile(base["partition"], base["name"], int(base["size"]), base["file_id"], base["instant"]),
+        tuple(logs),
+    )
+
+
+def _instant(i: dict[str, Any]) -> Instant:
+    state = _STATES[i["state"]]
+    action = COMPLETES_AS.get(i["action"], i["action"]) if state is State.COMPLETED else i["action"]
+    return Instant(i["requested_time"], action, state, i.get("completion_time"))
 
 
 # --- expressions -> the partition service's filters ----------------------------------------------------
@@ -221,7 +301,7 @@ def _instant(i: P.Instant) -> Instant:
 _COMPARISONS = {Op.EQ: "eq", Op.NE: "ne", Op.LT: "lt", Op.LE: "le", Op.GT: "gt", Op.GE: "ge"}
 
 
-def to_filter(expr: Expression, columns: set[str]) -> tuple[P.Filter | None, bool]:
+def to_filter(expr: Expression, columns: set[str]) -> tuple[Filter | None, bool]:
     """``expr``'s part on ``columns`` as a filter (None: nothing to prune by), and whether it is
     exactly ``expr`` (not only implied by it). Pruning keeps every partition the whole expression
     may hold: an ``and`` drops its other parts, an ``or`` or ``not`` over an inexact part prunes
@@ -229,33 +309,33 @@ def to_filter(expr: Expression, columns: set[str]) -> tuple[P.Filter | None, boo
     if isinstance(expr, AlwaysTrue):
         return None, True
     if isinstance(expr, AlwaysFalse):
-        return P.Filter(op="in", column=next(iter(columns), ""), values=[]), bool(columns)
+        return {"op": "in", "column": next(iter(columns), ""), "values": []}, bool(columns)
     if isinstance(expr, And):
         parts = [to_filter(e, columns) for e in (expr.left, expr.right)]
         kept = [f for f, _ in parts if f is not None]
         exact = all(x for _, x in parts) and len(kept) == 2
         if not kept:
             return None, False
-        return (kept[0] if len(kept) == 1 else P.Filter(op="and", args=kept)), exact
+        return (kept[0] if len(kept) == 1 else {"op": "and", "args": kept}), exact
     if isinstance(expr, Or):
         parts = [to_filter(e, columns) for e in (expr.left, expr.right)]
         if any(f is None or not x for f, x in parts):
             return None, False
-        return P.Filter(op="or", args=[f for f, _ in parts if f is not None]), True
+        return {"op": "or", "args": [f for f, _ in parts if f is not None]}, True
     if isinstance(expr, Not):
         inner, exact = to_filter(expr.child, columns)
         if inner is None or not exact:
             return None, False
-        return P.Filter(op="not", args=[inner]), True
+        return {"op": "not", "args": [inner]}, True
     if isinstance(expr, (UnaryPredicate, LiteralPredicate, SetPredicate)) and expr.column in columns:
         if isinstance(expr, UnaryPredicate):
-            return P.Filter(op="is_null" if expr.op is Op.IS_NULL else "not_null", column=expr.column), True
+            return {"op": "is_null" if expr.op is Op.IS_NULL else "not_null", "column": expr.column}, True
         if isinstance(expr, LiteralPredicate) and expr.op in _COMPARISONS:
-            return P.Filter(op=_COMPARISONS[expr.op], column=expr.column, value=_plain(expr.value)), True  # type: ignore[arg-type]
+            return {"op": _COMPARISONS[expr.op], "column": expr.column, "value": _plain(expr.value)}, True
         if isinstance(expr, SetPredicate):
             values = sorted((_plain(v) for v in expr.values), key=repr)
-            inside = P.Filter(op="in", column=expr.column, values=values)
-            return (inside if expr.op is Op.IN else P.Filter(op="not", args=[inside])), True
+            inside = {"op": "in", "column": expr.column, "values": values}
+            return (inside if expr.op is Op.IN else {"op": "not", "args": [inside]}), True
     return None, False
 
 
@@ -266,11 +346,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, pa.Scalar):
         return _plain(value.as_py())
     return str(value) if not hasattr(value, "isoformat") else value.isoformat()
-
-
-def open_source(client: MetastoreClient, ref: TableRef) -> MetastoreTable:
-    try:
-        client.snapshot_status(ref.db, ref.table)
-    except MetastoreError as e:
-        raise MetastoreError(f"{ref.db}.{ref.table}: {e}", e.code, e.status) from e
-    return MetastoreTable(client, ref)

@@ -31,7 +31,7 @@ from hudi_md.metastore import protocol as P
 from hudi_md.metastore_server import catalog, partitions, snapshot, timeline
 from hudi_md.metastore_server.auth import verify_token
 from hudi_md.metastore_server.catalog import TableRow, find_table
-from hudi_md.metastore_server.db import make_engine, migrate, read_tx, write_tx
+from hudi_md.metastore_server.db import make_engine, migrate, read_tx, refresh_statistics, write_tx
 from hudi_md.metastore_server.errors import ApiError, unauthorized
 from hudi_md.metastore_server.validation import (
     DEFAULT_SCHEMES,
@@ -279,6 +279,7 @@ def create_app(settings: ServerSettings, *, engine: Engine | None = None) -> Fas
     """The server's app; runs the database's migrations to head first."""
     engine = engine or make_engine(settings.db_url)
     migrate(engine)
+    refresh_statistics(engine)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -420,6 +421,22 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
     def tables_at(location: Annotated[str, Query(max_length=4096)]) -> list[P.Table]:
         return read(lambda c: catalog.tables_at(c, location, schemes))
 
+    @app.post(prefix + "/tables/open", response_model=P.OpenAnswer, dependencies=[Read])
+    def open_table(body: P.OpenQuery) -> P.OpenAnswer:
+        def answer(c: Connection) -> P.OpenAnswer:
+            row = catalog.resolve_table(c, body.table, schemes)
+            return P.OpenAnswer(
+                db=row.db, table=row.name, location=row.location, timeline=snapshot.table_timeline(c, row)
+            )
+
+        with read_tx(engine) as conn:
+            row = catalog.resolve_table(conn, body.table, schemes)
+            if not row.unsynced:
+                return answer(conn)
+        # a reader plans as of the version it is given: apply the completed instants first
+        snapshot.sync_table(engine, row.tbl_id)
+        return read(answer)
+
     # --- timeline service ---------------------------------------------------------------------------
 
     @app.post(table_route + "/instant-times", response_model=P.InstantTime, dependencies=[Write])
@@ -499,6 +516,10 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
         if body.as_of is not None:
             check_instant_time("as_of", body.as_of)
         return synced(db, table, lambda c, row: snapshot.latest_slices(c, row, body), body.version)
+
+    @app.post(table_route + "/plan", response_model=P.PlanAnswer, dependencies=[Read])
+    def plan(db: Name, table: Name, body: P.PlanQuery) -> P.PlanAnswer:
+        return synced(db, table, lambda c, row: snapshot.plan(c, row, body), body.version)
 
     @app.get(table_route + "/snapshot/files", response_model=list[P.FileOut], dependencies=[Read])
     def files(

@@ -404,6 +404,35 @@ def tables_at(
     return _tables(conn, S.tbl.c.location_key == location_key(location, allowed_schemes))
 
 
+def resolve_table(conn: Connection, ref: str, allowed_schemes: tuple[str, ...] = DEFAULT_SCHEMES) -> TableRow:
+    """The table ``ref`` names: ``db.table``, or the one table registered at location ``ref``
+    (404 when none is, 400 when several are: the caller names one)."""
+    db, dot, name = ref.partition(".")
+    if dot and "/" not in ref and ":" not in ref:
+        return find_table(conn, db, name)
+    location = ref.rstrip("/")
+    rows = [
+        _row(r)
+        for r in conn.execute(
+            _table_select()
+            .where(S.tbl.c.location_key == location_key(location, allowed_schemes))
+            .order_by(S.db.c.name, S.tbl.c.name)
+        )
+    ]
+    if len(rows) > 1:
+        names = ", ".join(f"{r.db}.{r.name}" for r in rows)
+        raise invalid(f"{ref} is registered as several tables ({names}): name one")
+    if rows:
+        return rows[0]
+    # Spark's data source qualifies a name it was given as a path (file:/<cwd>/db.table)
+    db, dot, name = location.rsplit("/", 1)[-1].partition(".")
+    if dot and P.NAME_RE.fullmatch(db) and P.NAME_RE.fullmatch(name):
+        found = conn.execute(_table_select().where(S.db.c.name == db, S.tbl.c.name == name)).first()
+        if found is not None:
+            return _row(found)
+    raise not_found(f"no table is registered at {ref}")
+
+
 def get_table(conn: Connection, db: str, name: str) -> P.Table:
     row = find_table(conn, db, name)
     return row.model(table_params(conn, row.tbl_id))

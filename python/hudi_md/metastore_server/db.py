@@ -100,6 +100,32 @@ def write_tx(engine: Engine) -> Iterator[Connection]:
         yield conn
 
 
+# SQLite database -> the partition count its statistics were gathered at
+_ANALYZED: dict[str, int] = {}
+_ANALYZED_LOCK = threading.Lock()
+# statistics are gathered when a database first has this many partitions, then at every doubling
+ANALYZE_MIN_PARTITIONS = 256
+
+
+def refresh_statistics(engine: Engine) -> bool:
+    """Gather SQLite's query-planner statistics (``ANALYZE``) when the partitions have doubled
+    since they were last gathered by this process; whether it ran. Without them SQLite tests every
+    partition of a table against a pruning filter (8 ms at 10k partitions) instead of looking the
+    matching values up by index (2 ms). PostgreSQL's autovacuum gathers its own."""
+    if is_postgres(engine):
+        return False
+    key = str(engine.url)
+    with engine.connect() as conn:
+        count = int(conn.exec_driver_sql("SELECT count(*) FROM partitions").scalar() or 0)
+    with _ANALYZED_LOCK:
+        if count < max(ANALYZE_MIN_PARTITIONS, 2 * _ANALYZED.get(key, 0)):
+            return False
+        _ANALYZED[key] = count
+    with write_tx(engine) as conn:
+        conn.exec_driver_sql("ANALYZE")
+    return True
+
+
 def migrate(engine: Engine) -> None:
     """``alembic upgrade head`` on ``engine``'s database (safe to run from several processes at
     once: the migration's transaction holds the database's write lock / an advisory lock)."""

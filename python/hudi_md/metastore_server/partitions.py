@@ -172,6 +172,7 @@ def key_values(
 
 class _Compiler:
     def __init__(self, table: TableRow, collation: str | None) -> None:
+        self.tbl_id = table.tbl_id
         self.numeric = table.numeric_columns()
         self.typed = table.typed_columns()
         self.collation = collation
@@ -187,12 +188,15 @@ class _Compiler:
         return f.column
 
     def has(self, column: str, condition: sa.ColumnElement[bool]) -> sa.ColumnElement[bool]:
+        # the partitions whose value matches, found through the (table, column, value) indexes: an
+        # uncorrelated subquery, not a test per partition of the table
         kv = S.partition_key_val.alias()
-        return (
-            sa.select(sa.literal(1))
-            .where(kv.c.part_id == self.part.c.part_id, kv.c.part_key_name == column, condition(kv))  # type: ignore[operator]
-            .exists()
+        matching = sa.select(kv.c.part_id).where(
+            kv.c.tbl_id == self.tbl_id,
+            kv.c.part_key_name == column,
+            condition(kv),  # type: ignore[operator]
         )
+        return self.part.c.part_id.in_(matching)
 
     def compile(self, f: P.Filter) -> sa.ColumnElement[bool]:
         self.nodes += 1

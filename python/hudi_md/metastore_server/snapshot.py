@@ -46,6 +46,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from hudi_md.formats.commit_metadata import CommitMetadata, parse_instant_metadata, rolled_back_instants
 from hudi_md.metastore import protocol as P
+from hudi_md.metastore_server import partitions as partition_service
 from hudi_md.metastore_server import schema as S
 from hudi_md.metastore_server.as_of import check_version, file_live, later_instants, later_set, partition_live
 from hudi_md.metastore_server.catalog import (
@@ -57,7 +58,7 @@ from hudi_md.metastore_server.catalog import (
     table_config,
     table_params,
 )
-from hudi_md.metastore_server.db import is_postgres, read_tx, write_tx
+from hudi_md.metastore_server.db import is_postgres, read_tx, refresh_statistics, write_tx
 from hudi_md.metastore_server.errors import invalid
 from hudi_md.metastore_server.partitions import CLEAN_PENDING, key_values, remove_empty_partitions, set_param
 from hudi_md.metastore_server.timeline import COMPLETED, completed_action, instant_rows
@@ -172,7 +173,7 @@ def sync_table(engine: Engine, tbl_id: int) -> int:
                     .limit(1)
                 ).first()
                 if row is None:
-                    return applied
+                    break
                 version = int(row.version)
                 _apply(conn, tbl_id, version, row.instant_id)
                 if delay:
@@ -201,7 +202,10 @@ def sync_table(engine: Engine, tbl_id: int) -> int:
                     .where(v.tbl_id == tbl_id, v.version == version)
                     .values(snapshot_status=S.SYNC_FAILED, message=f"{type(e).__name__}: {e}"[:2000])
                 )
-            return applied
+            break
+    if applied:
+        refresh_statistics(engine)
+    return applied
 
 
 def unsynced_tables(engine: Engine) -> list[int]:
@@ -594,6 +598,30 @@ def latest_slices(conn: Connection, table: TableRow, query: P.SliceQuery) -> lis
     else:
         slices = view.latest_file_slices(list(dict.fromkeys(query.partitions)))
     return [slice_out(s) for s in slices]
+
+
+def plan(conn: Connection, table: TableRow, query: P.PlanQuery) -> P.PlanAnswer:
+    """One plan in one transaction: the partitions (pruned in SQL by ``query.filter``) and their
+    latest slices, as of ``query.version`` (and ``query.as_of``)."""
+    check_version(table, query.version)
+    view, listing = file_system_view(conn, table, query.as_of, query.version)
+    names: list[str] | None
+    if query.filter is not None:
+        pruning = P.PartitionQuery(filter=query.filter, version=query.version)
+        found = partition_service.prune(conn, table, pruning)
+        names = sorted(p.path for p in found)
+        if query.partitions is not None:
+            names = sorted(set(names) & set(query.partitions))
+    elif query.partitions is not None:
+        names = sorted(set(query.partitions))
+    else:
+        listing.load_all()
+        names = None
+    slices = view.latest_base_files(names) if query.read_optimized else view.latest_file_slices(names)
+    return P.PlanAnswer(
+        partitions=names if names is not None else listing.all_partitions(),
+        slices=[slice_out(s) for s in sorted(slices, key=lambda s: (s.partition_path, s.file_id))],
+    )
 
 
 def files(conn: Connection, table: TableRow, partition: str | None, after: str | None) -> list[P.FileOut]:

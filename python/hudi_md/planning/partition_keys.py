@@ -16,7 +16,6 @@ before 0.2 escaped other characters than Hudi does). Anything else leaves the co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -26,6 +25,7 @@ from hudi_md.planning.evaluators import inclusive_projection
 from hudi_md.planning.expressions import Expression, LiteralPredicate, Op, Predicate, SetPredicate
 from hudi_md.planning.visitors import BooleanExpressionVisitor, visit
 from hudi_md.table.partitions import HIVE_DEFAULT_PARTITION, PartitionScheme, escape_path_value, path_part
+from hudi_md.table.plan_source import PartitionKeys
 
 __all__ = ["MAX_PARTITION_KEYS", "PartitionKeys", "partition_keys"]
 
@@ -33,18 +33,6 @@ __all__ = ["MAX_PARTITION_KEYS", "PartitionKeys", "partition_keys"]
 MAX_PARTITION_KEYS = 10_000
 # A filter whose disjunctive form has more terms than this is not turned into keys.
 _MAX_TERMS = 64
-
-
-@dataclass(frozen=True)
-class PartitionKeys:
-    """Partition paths to look up exactly, and path prefixes to scan."""
-
-    paths: tuple[str, ...]
-    prefixes: tuple[str, ...]
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.paths and not self.prefixes
 
 
 class _TooComplex(Exception):

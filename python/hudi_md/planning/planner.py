@@ -1,5 +1,8 @@
-"""Scan planning as a pipeline: partitions → partition pruning (paths, then ``partition_stats``)
-→ latest file slices → record-index pruning → ``column_stats`` data skipping → a :class:`ScanPlan`.
+"""Scan planning as a pipeline over a :class:`~hudi_md.table.plan_source.PlanSource` (storage, the
+MDT or the metastore): the source's partitions for the filter → partition pruners (path values,
+``partition_stats``) → the source's latest file slices → slice pruners (``record_index``,
+``column_stats``) → a :class:`ScanPlan`. The pruners are made from the filter and the source's
+indexes (:func:`pruners`) and passed to the pipeline (:func:`file_slices`) explicitly.
 
 Every pruning step is inclusive: when unsure (no stats, a column not indexed, a partition path
 that does not carry the column value), the partition or slice is kept.
@@ -9,10 +12,11 @@ from __future__ import annotations
 
 import logging
 import operator
-import weakref
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -39,24 +43,20 @@ from hudi_md.planning.stats_arrow import (
     stats_table_of_columns,
 )
 from hudi_md.planning.visitors import referenced_columns
-from hudi_md.table.fs_view import FileSlice, FileSystemView
+from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
+from hudi_md.table.plan_source import PartitionKeys, PlanHint, PlanSource, RecordLocator, StatsSource
 from hudi_md.table.slice_rows import slices_from_arrow, slices_to_arrow
-from hudi_md.table.slice_table import latest_slices_table, wanted_files
 from hudi_md.table.state import TableState
 
 if TYPE_CHECKING:
-    from hudi_md.metadata.reader import ColumnStat, MetadataTable
+    from hudi_md.metadata.reader import ColumnStat
 
 log = logging.getLogger(__name__)
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"
 # A plan of all the partitions of a table this large builds its slices column-wise.
 COLUMNAR_MIN_PARTITIONS = 256
-# slice rows of every partition, per file-system view (a view is one snapshot of a table state)
-_SLICE_ROWS: weakref.WeakKeyDictionary[FileSystemView, tuple[int, pa.Table]] = weakref.WeakKeyDictionary()
-# An unfiltered plan on a table whose MDT `files` partition is this large reads it whole first.
-SCAN_FILES_AHEAD_BYTES = 1 << 20
 RECORD_INDEX_MAX_KEYS = 10_000
 # From this many partitions or slices, stats pruning runs over one Arrow table of the stats; below
 # it, a Python call per entry costs less than building the table.
@@ -155,7 +155,7 @@ def _file_names(file_slice: FileSlice) -> list[str]:
 
 
 def _rows_to_keep(
-    mdt: MetadataTable,
+    stats_source: StatsSource,
     index: str,
     columns: list[str],
     partitions: list[str],
@@ -171,7 +171,7 @@ def _rows_to_keep(
         rows = entry_rows(entries)
         if rows is None:
             return None
-        found = mdt.stats_columns(index, columns, partitions)
+        found = stats_source.stats_columns(index, columns, partitions)
         if found is not None:
             # column-wise: the records' and the rows' entries as Arrow columns, joined
             stats, partition = found
@@ -189,10 +189,10 @@ def _rows_to_keep(
             table = stats_table_of_columns(stats, named, wanted, schema)
             if table is not None:
                 return table
-        stats_of = mdt.partition_stats if index == "partition_stats" else mdt.column_stats
+        stats_of = stats_source.partition_stats if index == "partition_stats" else stats_source.column_stats
         return build_stats_table(stats_of(columns, partitions), entry_of, rows, schema)
 
-    table = cached_stats_table(mdt, (index, tuple(columns), schema, tuple(entries)), build)
+    table = cached_stats_table(stats_source, (index, tuple(columns), schema, tuple(entries)), build)
     if table is None:
         return None
     might = arrow_might_match(expr, schema, table)
@@ -200,17 +200,20 @@ def _rows_to_keep(
 
 
 def prune_by_partition_stats(
-    table: TableState, partitions: list[str], expr: Expression, schema: pa.Schema
+    stats_source: StatsSource | None,
+    table: TableState,
+    partitions: list[str],
+    expr: Expression,
+    schema: pa.Schema,
 ) -> list[str]:
-    mdt = table.metadata_table
-    if mdt is None or "partition_stats" not in mdt.available_partitions or not partitions:
+    if stats_source is None or "partition_stats" not in stats_source.indexes or not partitions:
         return partitions
     columns = _stats_columns(table, expr, schema)
     if not columns:
         return partitions
     if len(partitions) >= ARROW_MIN_ENTRIES:
         rows = _rows_to_keep(
-            mdt,
+            stats_source,
             "partition_stats",
             columns,
             partitions,
@@ -221,17 +224,20 @@ def prune_by_partition_stats(
         )
         if rows is not None:
             return [partitions[i] for i in rows.tolist()]
-    stats = _stats_map(mdt.partition_stats(columns, partitions), lambda s: s.partition_path)
+    stats = _stats_map(stats_source.partition_stats(columns, partitions), lambda s: s.partition_path)
     might_match = stats_evaluator(expr, schema)
     return [p for p in partitions if p not in stats or might_match(stats[p])]
 
 
 def prune_by_column_stats(
-    table: TableState, slices: list[FileSlice], expr: Expression, schema: pa.Schema | None = None
+    stats_source: StatsSource | None,
+    table: TableState,
+    slices: list[FileSlice],
+    expr: Expression,
+    schema: pa.Schema | None = None,
 ) -> list[FileSlice]:
-    """Drop slices none of whose files can hold a matching row, per MDT ``column_stats``."""
-    mdt = table.metadata_table
-    if mdt is None or "column_stats" not in mdt.available_partitions or not slices:
+    """Drop slices none of whose files can hold a matching row, per ``column_stats``."""
+    if stats_source is None or "column_stats" not in stats_source.indexes or not slices:
         return slices
     schema = schema if schema is not None else table.schema
     columns = _stats_columns(table, expr, schema)
@@ -241,7 +247,7 @@ def prune_by_column_stats(
     if len(slices) >= ARROW_MIN_ENTRIES:
         files = [(i, s.partition_path, n) for i, s in enumerate(slices) for n in _file_names(s)]
         rows = _rows_to_keep(
-            mdt,
+            stats_source,
             "column_stats",
             columns,
             partitions,
@@ -253,7 +259,9 @@ def prune_by_column_stats(
         if rows is not None:
             # a slice is kept when any of its files is
             return [slices[i] for i in np.unique(np.array([i for i, _, _ in files], np.int64)[rows]).tolist()]
-    stats = _stats_map(mdt.column_stats(columns, partitions), lambda s: (s.partition_path, s.file_name))
+    stats = _stats_map(
+        stats_source.column_stats(columns, partitions), lambda s: (s.partition_path, s.file_name)
+    )
     might_match = stats_evaluator(expr, schema)
     kept = []
     for s in slices:
@@ -341,51 +349,16 @@ def record_index_trusted(table: TableState) -> bool:
 
 
 def prune_by_record_index(
-    table: TableState, slices: list[FileSlice], expr: Expression
+    locator: RecordLocator | None, table: TableState, slices: list[FileSlice], expr: Expression
 ) -> list[FileSlice] | None:
-    mdt = table.metadata_table
-    if mdt is None or "record_index" not in mdt.available_partitions:
-        return None
-    if _record_key_values(expr, table) is None or not record_index_trusted(table):
+    if locator is None:
         return None
     keys = _record_key_values(expr, table)
-    if keys is None or len(keys) > RECORD_INDEX_MAX_KEYS:
+    if keys is None or len(keys) > RECORD_INDEX_MAX_KEYS or not record_index_trusted(table):
         return None
-    locations = mdt.record_index(sorted(keys))
+    locations = locator.locations(sorted(keys))
     wanted = {(loc.partition_path, loc.file_id) for loc in locations.values()}
     return [s for s in slices if (s.partition_path, s.file_id) in wanted]
-
-
-def latest_slice_rows(
-    table: TableState, view: FileSystemView, partitions: Sequence[str] | pa.StringArray
-) -> pa.Table | None:
-    """The latest slices of ``partitions`` (all the table's) as rows, built column-wise from a
-    listing that gives its files as one table (the MDT ``files`` partition); None when it cannot
-    (another listing, records the column-wise decoder does not take)."""
-    known = _SLICE_ROWS.get(view)
-    if known is not None and known[0] == len(partitions):
-        return known[1]
-    files_table = getattr(table.listing, "files_table", None)
-    files = files_table() if files_table is not None else None
-    if files is None:
-        return None
-    # a partition's files record may outlive the partition (dropped from the partition list)
-    rows = latest_slices_table(view, wanted_files(files, partitions))
-    _SLICE_ROWS[view] = (len(partitions), rows)
-    return rows
-
-
-def _scan_files_ahead(table: TableState) -> bool:
-    """Whether a plan of every partition reads the MDT ``files`` partition whole before it asks
-    for the partition list: when that partition is this large, the table has many partitions, and
-    one scan gives both (the list is one of its records) instead of a read for the list first."""
-    if table.listing is not table.metadata_table:
-        return False
-    mdt = table.metadata_table
-    assert mdt is not None
-    if mdt.files_partition_bytes() < SCAN_FILES_AHEAD_BYTES:
-        return False
-    return mdt.files_table() is not None
 
 
 def _on_partition_values_only(expr: Expression, scheme: PartitionScheme) -> bool:
@@ -427,6 +400,150 @@ def plan_scan(
     return known.copy()
 
 
+class PartitionPruner(Protocol):
+    """Narrows a plan's partitions; ``counter`` names the count it leaves. ``exact``: the source
+    selected the partitions by the filter's partition part exactly (a catalog, in SQL)."""
+
+    counter: str
+
+    def prune(self, partitions: list[str], exact: bool) -> list[str]: ...
+
+
+class SlicePruner(Protocol):
+    """Narrows a plan's slices; None: it could not decide (and leaves no count)."""
+
+    counter: str
+
+    def prune(self, slices: list[FileSlice], counters: dict[str, int]) -> list[FileSlice] | None: ...
+
+
+@dataclass(frozen=True)
+class PartitionValuePruner:
+    """Partition pruning by the values partition paths carry (exact for identity partitioning):
+    nothing to do when the source selected them so already."""
+
+    expr: Expression
+    scheme: PartitionScheme
+    schema: Callable[[], pa.Schema]
+    counter: str = "partitions_after_partition_pruning"
+
+    def prune(self, partitions: list[str], exact: bool) -> list[str]:
+        return partitions if exact else prune_partitions(partitions, self.expr, self.scheme, self.schema())
+
+
+@dataclass(frozen=True)
+class PartitionStatsPruner:
+    stats: StatsSource | None
+    table: TableState
+    expr: Expression
+    schema: Callable[[], pa.Schema]
+    counter: str = "partitions_after_partition_stats"
+
+    def prune(self, partitions: list[str], exact: bool) -> list[str]:
+        return prune_by_partition_stats(self.stats, self.table, partitions, self.expr, self.schema())
+
+
+@dataclass(frozen=True)
+class RecordIndexPruner:
+    locator: RecordLocator | None
+    table: TableState
+    expr: Expression
+    counter: str = "file_slices_after_record_index"
+
+    def prune(self, slices: list[FileSlice], counters: dict[str, int]) -> list[FileSlice] | None:
+        return prune_by_record_index(self.locator, self.table, slices, self.expr)
+
+
+@dataclass(frozen=True)
+class ColumnStatsPruner:
+    """``column_stats`` data skipping, in this process or on the engine
+    (:func:`_column_stats_on_engine`)."""
+
+    stats: StatsSource | None
+    table: TableState
+    expr: Expression
+    schema: Callable[[], pa.Schema]
+    engine: ColumnStatsEngine | None
+    counter: str = "file_slices_after_column_stats"
+
+    def prune(self, slices: list[FileSlice], counters: dict[str, int]) -> list[FileSlice]:
+        schema = self.schema()
+        kept = _column_stats_on_engine(
+            self.stats, self.table, slices, self.expr, schema, counters, self.engine
+        )
+        return (
+            kept
+            if kept is not None
+            else prune_by_column_stats(self.stats, self.table, slices, self.expr, schema)
+        )
+
+
+def pruners(
+    table: TableState,
+    source: PlanSource,
+    expr: Expression | None,
+    schema: Callable[[], pa.Schema],
+    *,
+    as_of: str | None,
+    use_indexes: bool,
+    column_stats_engine: ColumnStatsEngine | None = None,
+) -> tuple[list[PartitionPruner], list[SlicePruner]]:
+    """The pruners of a plan of ``expr`` on ``source``: path values always; the source's indexes
+    when ``use_indexes``, unless the filter tests only partition values (then pruning by path
+    values is exact, and no index is opened); indexes describe the latest table state, so time
+    travel (``as_of``) prunes by path values and ``column_stats`` only."""
+    if expr is None:
+        return [], []
+    scheme = table.partition_scheme
+    by_partition: list[PartitionPruner] = [PartitionValuePruner(expr, scheme, schema)]
+    if not use_indexes or _on_partition_values_only(expr, scheme):
+        return by_partition, []
+    by_slice: list[SlicePruner] = []
+    if as_of is None:
+        # partition_stats may be recomputed from the latest slices: not valid for time travel
+        by_partition.append(PartitionStatsPruner(source.stats, table, expr, schema))
+        by_slice.append(RecordIndexPruner(source.record_locations, table, expr))
+    by_slice.append(ColumnStatsPruner(source.stats, table, expr, schema, column_stats_engine))
+    return by_partition, by_slice
+
+
+def file_slices(
+    source: PlanSource,
+    hint: PlanHint,
+    partition_pruners: Sequence[PartitionPruner],
+    slice_pruners: Sequence[SlicePruner],
+) -> ScanPlan:
+    """The pipeline: the source's partitions, each partition pruner, the source's latest slices
+    of what is left, each slice pruner. An unfiltered plan of many partitions takes the slices
+    column-wise when the source gives them so."""
+    counters: dict[str, int] = {}
+    found = source.partitions(hint)
+    partitions = found.names
+    counters[found.found_by] = len(partitions)
+    if partition_pruners:
+        names = partitions.to_pylist() if isinstance(partitions, pa.Array) else list(partitions)
+        for pruner in partition_pruners:
+            names = pruner.prune(names, found.exact)
+            counters[pruner.counter] = len(names)
+        partitions = names
+    columnar = (
+        hint.expr is None
+        and not hint.read_optimized
+        and (len(partitions) >= COLUMNAR_MIN_PARTITIONS or found.scanned_ahead)
+    )
+    slices = source.latest_slices(partitions, read_optimized=hint.read_optimized, columnar=columnar)
+    if isinstance(slices, pa.Table):
+        counters["file_slices"] = slices.num_rows
+        return ScanPlan(counters=counters, rows=slices)
+    counters["file_slices"] = len(slices)
+    for slice_pruner in slice_pruners:
+        kept = slice_pruner.prune(slices, counters)
+        if kept is not None:
+            slices = kept
+            counters[slice_pruner.counter] = len(slices)
+    return ScanPlan(slices=slices, counters=counters)
+
+
 def _plan_scan(
     table: TableState,
     expr: Expression | None,
@@ -436,66 +553,38 @@ def _plan_scan(
     use_indexes: bool,
     column_stats_engine: ColumnStatsEngine | None = None,
 ) -> ScanPlan:
-    counters: dict[str, int] = {}
-    scanned_ahead = False
-    # filters bind to the columns the rows have as of the plan's instant (time travel: its schema)
-    schema = table.schema_and_listing(as_of)[0] if expr is not None else None
-    matching = getattr(table.listing, "matching_partitions", None) if schema is not None else None
-    by_keys = getattr(table.listing, "partitions_with_keys", None) if schema is not None else None
-    keys = None
-    if by_keys is not None and expr is not None and schema is not None:
-        keys = partition_keys(expr, table.partition_scheme, _partition_schema(table.partition_scheme, schema))
-    if matching is not None and expr is not None and table.partition_scheme.is_identity:
-        # a catalog prunes by partition values itself (the metastore: one SQL query), so the
-        # table's partitions are never all fetched
-        partitions = matching(expr, table.partition_scheme.fields)
-        counters["partitions_from_catalog"] = len(partitions)
-    elif keys is not None and by_keys is not None:
-        # the filter names the partitions' paths or path prefixes: point and prefix lookups of
-        # the MDT files partition, not the partition list
-        partitions = by_keys(keys.paths, keys.prefixes) if not keys.is_empty else []
-        counters["partitions_from_keys"] = len(partitions)
-    else:
-        scanned_ahead = expr is None and not read_optimized and _scan_files_ahead(table)
-        # a plan of every partition compares them with the listing column-wise: no Python list
-        as_array = getattr(table.listing, "partition_array", None) if scanned_ahead else None
-        partitions = as_array() if as_array is not None else table.partitions()
-        counters["partitions"] = len(partitions)
-    if expr is not None and schema is not None:
-        partitions = prune_partitions(partitions, expr, table.partition_scheme, schema)
-        counters["partitions_after_partition_pruning"] = len(partitions)
-        if _on_partition_values_only(expr, table.partition_scheme):
-            # partition pruning was exact: no index can prune more (and the MDT is not opened)
-            use_indexes = False
-        if use_indexes and as_of is None:
-            # partition_stats may be recomputed from the latest slices: not valid for time travel.
-            partitions = prune_by_partition_stats(table, partitions, expr, schema)
-            counters["partitions_after_partition_stats"] = len(partitions)
-    view = table.file_system_view(as_of)
-    if expr is None and not read_optimized and (len(partitions) >= COLUMNAR_MIN_PARTITIONS or scanned_ahead):
-        # every file group of a large table, no slice pruning to follow: column-wise
-        rows = latest_slice_rows(table, view, partitions)
-        if rows is not None:
-            counters["file_slices"] = rows.num_rows
-            return ScanPlan(counters=counters, rows=rows)
-    if isinstance(partitions, pa.Array):
-        partitions = partitions.to_pylist()
-    slices = view.latest_base_files(partitions) if read_optimized else view.latest_file_slices(partitions)
-    counters["file_slices"] = len(slices)
-    if expr is not None and schema is not None and use_indexes:
-        # Indexes describe the latest table state; time travel plans without them.
-        if as_of is None:
-            by_key = prune_by_record_index(table, slices, expr)
-            if by_key is not None:
-                slices = by_key
-                counters["file_slices_after_record_index"] = len(slices)
-        kept = _column_stats_on_engine(table, slices, expr, schema, counters, column_stats_engine)
-        slices = kept if kept is not None else prune_by_column_stats(table, slices, expr, schema)
-        counters["file_slices_after_column_stats"] = len(slices)
-    return ScanPlan(slices=slices, counters=counters)
+    scheme = table.partition_scheme
+    if expr is not None and table.source_state is None:
+        # the schema and the listing (the MDT) are both needed: on an object store they open side
+        # by side. A catalog plan of partition values needs neither the schema nor the MDT.
+        table.schema_and_listing(as_of)
+
+    @cache
+    def schema() -> pa.Schema:
+        # filters bind to the columns the rows have as of the plan's instant (time travel: its schema)
+        return table.schema_as_of(as_of)
+
+    def keys() -> PartitionKeys | None:
+        assert expr is not None
+        return partition_keys(expr, scheme, _partition_schema(scheme, schema()))
+
+    source = table.plan_source(as_of)
+    # a source may select partitions by the filter's part on the identity partition columns
+    fields = tuple(scheme.fields) if scheme.is_identity else ()
+    by_partition, by_slice = pruners(
+        table,
+        source,
+        expr,
+        schema,
+        as_of=as_of,
+        use_indexes=use_indexes,
+        column_stats_engine=column_stats_engine,
+    )
+    return file_slices(source, PlanHint(expr, fields, read_optimized, keys), by_partition, by_slice)
 
 
 def _column_stats_on_engine(
+    stats: StatsSource | None,
     table: TableState,
     slices: list[FileSlice],
     expr: Expression,
@@ -508,9 +597,9 @@ def _column_stats_on_engine(
     step reads stats). Without a usable engine the stats are read in process only when that fits
     the memory budget (:mod:`hudi_md.planning.column_stats_mode`); ``column_stats_engine_unavailable``
     says an engine was offered but could not be used."""
-    mdt = table.metadata_table
-    if mdt is None or "column_stats" not in mdt.available_partitions or not slices:
+    if stats is None or "column_stats" not in stats.indexes or not slices:
         return None
+
     columns = _stats_columns(table, expr, schema)
     if not columns:
         return None

@@ -125,7 +125,7 @@ def _lookup_record_index(uri: str, storage_options: dict[str, Any], live: frozen
         for b in batches:
             keys = b.column(b.schema.get_field_index(KEY)).cast(pa.string())
             parts = b.column(b.schema.get_field_index(PART)).cast(pa.string())
-            found = mdt.record_index_table(keys).select(["record_key", "partition_path", "file_id"])
+            found = mdt.record_index.table(keys).select(["record_key", "partition_path", "file_id"])
             found = found.rename_columns(["k", "p", "fid"]).join(groups, ["p", "fid"], join_type="left semi")
             probe = pa.table({"k": keys, "p": parts, "i": pa.array(np.arange(b.num_rows))})
             hits = probe.join(found, ["k", "p"], join_type="inner")

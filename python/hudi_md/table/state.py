@@ -29,6 +29,7 @@ from hudi_md.table.fs_view import FileSystemView
 from hudi_md.table.layout import require_metadata_table, storage_listing, table_storage
 from hudi_md.table.listing import ListingSource
 from hudi_md.table.partitions import PartitionScheme
+from hudi_md.table.plan_source import ListingPlanSource, PlanSource, RecordLocator, StatsSource
 from hudi_md.table.schema import table_schema
 from hudi_md.table.timeline import Timeline
 
@@ -64,6 +65,10 @@ class SnapshotCache:
                 self._entries.popitem(last=False)
 
 
+# a table's stats and record index (its MDT's), either absent
+TableIndexes = tuple[StatsSource | None, RecordLocator | None]
+
+
 class SourceState(Protocol):
     """One state of a table at a :class:`TableSource`: its timeline, and listings as of it (every
     listing answers for that one state, while the table moves on)."""
@@ -71,6 +76,11 @@ class SourceState(Protocol):
     timeline: Timeline
 
     def listing(self, as_of: str | None = None) -> ListingSource: ...
+
+    def plan_source(self, as_of: str | None, indexes: Callable[[], TableIndexes]) -> PlanSource:
+        """What a plan as of ``as_of`` reads; ``indexes``: the table's own (its MDT's) stats and
+        record index, which the source may offer (opened only when a plan asks for them)."""
+        ...
 
 
 class TableSource(Protocol):
@@ -265,7 +275,7 @@ class TableState:
             return self.source_state.listing()
         mdt = self.metadata_table
         if mdt is not None:
-            return mdt
+            return mdt.files
         if self.is_federated and not self.physical_listing:
             if self.metadata_error is not None:
                 raise require_metadata_table(self.storage, f"it cannot be read ({self.metadata_error})")
@@ -292,6 +302,19 @@ class TableState:
 
     def partitions(self) -> list[str]:
         return self.listing.all_partitions()
+
+    def plan_source(self, as_of: str | None = None) -> PlanSource:
+        """What a plan of this state as of ``as_of`` reads (:mod:`hudi_md.table.plan_source`): the
+        metastore when the state came from it, else the MDT, else the storage listing."""
+        if self.source_state is not None:
+            return self.source_state.plan_source(as_of, self._indexes)
+        mdt = self.metadata_table
+        view = self.file_system_view(as_of)
+        return mdt.plan_source(view) if mdt is not None else ListingPlanSource(self.listing, view)
+
+    def _indexes(self) -> TableIndexes:
+        mdt = self.metadata_table
+        return mdt.indexes() if mdt is not None else (None, None)
 
     # --- schema ---------------------------------------------------------------------------------
 

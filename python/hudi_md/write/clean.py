@@ -251,7 +251,7 @@ def _clean_records(
         types = {f.name: f.type for f in state.schema}
         # the stats the deleted files have, of any top-level column (not only the indexed ones:
         # the list may have changed since they were written)
-        stats = mdt.column_stats_of_files(deleted, sorted(types)) if mdt is not None else []
+        stats = mdt.stats.column_stats_of_files(deleted, sorted(types)) if mdt is not None else []
         doomed = {(p, n) for p, names in deleted.items() for n in names}
         for s in stats:
             if (s.partition_path, s.file_name) in doomed and s.column_name in types:

@@ -167,7 +167,7 @@ def _partition_stats(
         others = {p: names for p, names in state.other_live_files(results).items() if names}
         if others:
             columns = sorted({c for p in others for c in ranges.get(p, {})})
-            for stat in mdt.column_stats_of_files(others, columns):
+            for stat in mdt.stats.column_stats_of_files(others, columns):
                 p = stat.partition_path
                 if stat.file_name in others[p] and stat.column_name in ranges.get(p, {}):
                     ranges[p][stat.column_name].append(_range_of(stat))

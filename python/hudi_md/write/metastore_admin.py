@@ -11,7 +11,7 @@ from hudi_md.errors import MetastoreError
 from hudi_md.metastore import protocol as P
 from hudi_md.metastore.client import MetastoreClient
 from hudi_md.metastore.mirror import partition_field_schemas, register_table, sync_table
-from hudi_md.metastore.source import TableRef, resolve_table
+from hudi_md.metastore.resolve import TableRef, resolve_table
 from hudi_md.table.config import TableConfig
 from hudi_md.table.schema import recorded_schema
 from hudi_md.write import services

@@ -105,7 +105,7 @@ def existing_locations(
     mdt = state.metadata_table
     latest = {(s.partition_path, s.file_id): s for s in view.latest_file_slices(list(partitions))}
     if mdt is not None and K.RECORD_INDEX in mdt.available_partitions:
-        found = mdt.record_index_table(keys)
+        found = mdt.record_index.table(keys)
         groups = pa.table(
             {"p": [p for p, _ in latest], "fid": [f for _, f in latest]}, schema=_LOCATED_SCHEMA.remove(1)
         )

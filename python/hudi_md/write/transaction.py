@@ -106,7 +106,7 @@ class WritableTable:
             return self._mirror
         from hudi_md.metastore.client import MetastoreClient  # the metastore extra's dependencies
         from hudi_md.metastore.mirror import MetastoreMirror, register_table, sync_table
-        from hudi_md.metastore.source import resolve_table
+        from hudi_md.metastore.resolve import resolve_table
         from hudi_md.table.schema import recorded_schema
 
         client = MetastoreClient.from_options(self.options)
@@ -135,7 +135,7 @@ class WritableTable:
             return
         from hudi_md.metastore.client import MetastoreClient  # the metastore extra's dependencies
         from hudi_md.metastore.protocol import NAME_PATTERN, NAME_RE
-        from hudi_md.metastore.source import resolve_table
+        from hudi_md.metastore.resolve import resolve_table
 
         client = MetastoreClient.from_options(self.options)
         assert client is not None
