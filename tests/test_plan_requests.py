@@ -15,8 +15,8 @@ import pytest
 
 import hudi_md
 from hudi_md.formats.logframes import HEAD_BYTES, TAIL_BYTES, WHOLE_FILE_BYTES
+from hudi_md.metadata import plan_source as mdt_plan_source
 from hudi_md.metadata import writer as mdt_writer
-from hudi_md.planning import planner
 
 SIZES = (100, 10_000)
 MDT = ".hoodie/metadata"
@@ -143,9 +143,9 @@ def test_a_plan_without_filter_takes_the_partition_list_from_its_scan(
     """Read whole first, the files partition gives the partition list too (one of its records):
     the plan does not wait for a read of the list's block before the scan."""
     path = tables[10_000]
-    monkeypatch.setattr(planner, "SCAN_FILES_AHEAD_BYTES", 1 << 62)
+    monkeypatch.setattr(mdt_plan_source, "SCAN_FILES_AHEAD_BYTES", 1 << 62)
     list_first, list_first_counters = _plan(path, None)
-    monkeypatch.setattr(planner, "SCAN_FILES_AHEAD_BYTES", 0)
+    monkeypatch.setattr(mdt_plan_source, "SCAN_FILES_AHEAD_BYTES", 0)
     ahead, ahead_counters = _plan(path, None)
     assert ahead_counters == list_first_counters
     assert ahead.partitions() == list_first.partitions()
