@@ -423,8 +423,7 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
 
     @app.post(prefix + "/tables/open", response_model=P.OpenAnswer, dependencies=[Read])
     def open_table(body: P.OpenQuery) -> P.OpenAnswer:
-        def answer(c: Connection) -> P.OpenAnswer:
-            row = catalog.resolve_table(c, body.table, schemes)
+        def answer(c: Connection, row: TableRow) -> P.OpenAnswer:
             return P.OpenAnswer(
                 db=row.db, table=row.name, location=row.location, timeline=snapshot.table_timeline(c, row)
             )
@@ -432,10 +431,10 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
         with read_tx(engine) as conn:
             row = catalog.resolve_table(conn, body.table, schemes)
             if not row.unsynced:
-                return answer(conn)
+                return answer(conn, row)
         # a reader plans as of the version it is given: apply the completed instants first
         snapshot.sync_table(engine, row.tbl_id)
-        return read(answer)
+        return read(lambda c: answer(c, catalog.table_by_id(c, row.tbl_id)))
 
     # --- timeline service ---------------------------------------------------------------------------
 
