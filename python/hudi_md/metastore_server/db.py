@@ -67,8 +67,10 @@ def _sqlite_events(engine: Engine) -> None:
         # with it off, the "begin" event below decides how each transaction starts.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
+        # the timeout first: switching a new database to WAL takes its lock, which another process
+        # starting at once (both migrating) may hold; without a timeout that fails at once
         cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
