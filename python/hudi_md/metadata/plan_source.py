@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from hudi_md.table.fs_view import FileSlice, FileSystemView
-from hudi_md.table.plan_source import Partitions, PlanHint, RecordLocator, StatsSource
+from hudi_md.table.plan_source import Partitions, PlanHint, RecordLocator, StatsSource, view_slices
 from hudi_md.table.slice_table import latest_slices_table, wanted_files
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ class MdtPlanSource:
             rows = latest_slice_rows(self.mdt.files, self.view, partitions)
             if rows is not None:
                 return rows
-        names = partitions.to_pylist() if isinstance(partitions, pa.Array) else list(partitions)
-        return self.view.latest_base_files(names) if read_optimized else self.view.latest_file_slices(names)
+        return view_slices(self.view, partitions, read_optimized)
 
 
 def latest_slice_rows(

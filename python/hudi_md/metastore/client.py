@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -22,15 +21,12 @@ from hudi_md.metastore.options import (
     DEFAULT_TIMEOUT_S,
     METASERVER_TOKEN,
     METASERVER_URIS,
-    metaserver_timeout,
-    metaserver_uri,
+    shared_client,
 )
 
 M = TypeVar("M", bound=BaseModel)
 A = TypeVar("A")
 _TOKEN_RE = re.compile(r"[\x21-\x7e]+")
-_SHARED: dict[tuple[str, str | None, float], MetastoreClient] = {}
-_SHARED_LOCK = threading.Lock()
 
 
 class MetastoreClient:
@@ -63,17 +59,7 @@ class MetastoreClient:
     def from_options(cls, options: Mapping[str, Any]) -> MetastoreClient | None:
         """The process's client of the server the options name (one connection pool per server and
         token), None when the metastore is not on."""
-        uri = metaserver_uri(options)
-        if uri is None:
-            return None
-        token = options.get(METASERVER_TOKEN)
-        timeout = metaserver_timeout(options)
-        key = (uri, str(token) if token else None, timeout)
-        with _SHARED_LOCK:
-            client = _SHARED.get(key)
-            if client is None:
-                client = _SHARED[key] = cls(uri, key[1], timeout_s=timeout)
-        return client
+        return shared_client(cls, options, lambda uri, token, timeout: cls(uri, token, timeout_s=timeout))
 
     def close(self) -> None:
         self._http.close()

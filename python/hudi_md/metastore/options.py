@@ -3,8 +3,9 @@ readable without the client's dependencies."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from hudi_md.errors import InvalidOptionError
 
@@ -43,3 +44,32 @@ def metaserver_uri(options: Mapping[str, Any]) -> str | None:
     if not uri.startswith(("http://", "https://")):
         raise InvalidOptionError(f"{METASERVER_URIS}: hudi-md's metastore speaks HTTP(S), got {uri!r}")
     return uri.rstrip("/")
+
+
+C = TypeVar("C")
+# a process's clients, one per (class, server, token, timeout)
+_SHARED: dict[tuple[type, str, str | None, float], Any] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_client(
+    kind: type[C], options: Mapping[str, Any], make: Callable[[str, str | None, float], C]
+) -> C | None:
+    """The process's ``kind`` client of the server the options name (``make(uri, token,
+    timeout_s)`` the first time; one connection pool per server and token), None when the
+    metastore is not on."""
+    uri = metaserver_uri(options)
+    if uri is None:
+        return None
+    token = options.get(METASERVER_TOKEN)
+    key = (kind, uri, str(token) if token else None, metaserver_timeout(options))
+    with _SHARED_LOCK:
+        client = _SHARED.get(key)
+        if client is None:
+            client = _SHARED[key] = make(*key[1:])
+    return client
+
+
+def shared_clients(kind: type[C]) -> list[C]:
+    with _SHARED_LOCK:
+        return [c for k, c in _SHARED.items() if k[0] is kind]

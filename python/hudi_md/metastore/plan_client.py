@@ -22,13 +22,10 @@ from hudi_md.errors import InvalidOptionError, MetastoreError
 from hudi_md.metastore.options import (
     METASERVER_TOKEN,
     METASERVER_URIS,
-    metaserver_timeout,
-    metaserver_uri,
+    shared_client,
+    shared_clients,
 )
 from hudi_md.metastore.routes import API_PREFIX, table_route
-
-_SHARED: dict[tuple[str, str | None, float], PlanClient] = {}
-_SHARED_LOCK = threading.Lock()
 
 
 class PlanClient:
@@ -60,17 +57,7 @@ class PlanClient:
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> PlanClient | None:
         """The process's read client of the server the options name (None: the metastore is off)."""
-        uri = metaserver_uri(options)
-        if uri is None:
-            return None
-        token = options.get(METASERVER_TOKEN)
-        timeout = metaserver_timeout(options)
-        key = (uri, str(token) if token else None, timeout)
-        with _SHARED_LOCK:
-            client = _SHARED.get(key)
-            if client is None:
-                client = _SHARED[key] = cls(uri, key[1], timeout_s=timeout)
-        return client
+        return shared_client(cls, options, lambda uri, token, timeout: cls(uri, token, timeout_s=timeout))
 
     # --- the routes -----------------------------------------------------------------------------
 
@@ -172,7 +159,5 @@ class PlanClient:
 
 @atexit.register
 def _close_shared() -> None:
-    with _SHARED_LOCK:
-        clients = list(_SHARED.values())
-    for client in clients:
+    for client in shared_clients(PlanClient):
         client.close()

@@ -45,7 +45,7 @@ from hudi_md.planning.expressions import (
 from hudi_md.table.filenames import LogFileName
 from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
 from hudi_md.table.listing import FileEntry
-from hudi_md.table.plan_source import Partitions, PlanHint, RecordLocator, StatsSource
+from hudi_md.table.plan_source import Partitions, PlanHint, RecordLocator, StatsSource, partition_names
 from hudi_md.table.timeline import COMPLETES_AS, Instant, State, Timeline
 
 # how long the server may take to record the completions the table's own timeline shows (a writer
@@ -203,7 +203,7 @@ class MetastorePlanSource:
         read_optimized: bool = False,
         columnar: bool = False,
     ) -> list[FileSlice]:
-        wanted = partitions.to_pylist() if isinstance(partitions, pa.Array) else list(partitions)
+        wanted = partition_names(partitions)
         known = self._covering(wanted, read_optimized)
         by_partition = known if known is not None else self._plan(None, wanted, read_optimized)[1]
         return [s for p in sorted(set(wanted)) for s in by_partition.get(p, ())]

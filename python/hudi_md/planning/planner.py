@@ -45,7 +45,14 @@ from hudi_md.planning.stats_arrow import (
 from hudi_md.planning.visitors import referenced_columns
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
-from hudi_md.table.plan_source import PartitionKeys, PlanHint, PlanSource, RecordLocator, StatsSource
+from hudi_md.table.plan_source import (
+    PartitionKeys,
+    PlanHint,
+    PlanSource,
+    RecordLocator,
+    StatsSource,
+    partition_names,
+)
 from hudi_md.table.slice_rows import slices_from_arrow, slices_to_arrow
 from hudi_md.table.state import TableState
 
@@ -521,7 +528,7 @@ def file_slices(
     partitions = found.names
     counters[found.found_by] = len(partitions)
     if partition_pruners:
-        names = partitions.to_pylist() if isinstance(partitions, pa.Array) else list(partitions)
+        names = partition_names(partitions)
         for pruner in partition_pruners:
             names = pruner.prune(names, found.exact)
             counters[pruner.counter] = len(names)

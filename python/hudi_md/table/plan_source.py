@@ -136,7 +136,17 @@ class ListingPlanSource:
         read_optimized: bool = False,
         columnar: bool = False,
     ) -> list[FileSlice]:
-        names = partitions.to_pylist() if isinstance(partitions, pa.Array) else list(partitions)
-        if read_optimized:
-            return self.view.latest_base_files(names)
-        return self.view.latest_file_slices(names)
+        return view_slices(self.view, partitions, read_optimized)
+
+
+def partition_names(partitions: Sequence[str] | pa.StringArray) -> list[str]:
+    """Partitions as a source answered them (a list, or an Arrow array), as a list."""
+    return partitions.to_pylist() if isinstance(partitions, pa.Array) else list(partitions)
+
+
+def view_slices(
+    view: FileSystemView, partitions: Sequence[str] | pa.StringArray, read_optimized: bool
+) -> list[FileSlice]:
+    """The view's latest slices of ``partitions`` (``read_optimized``: its latest base files)."""
+    names = partition_names(partitions)
+    return view.latest_base_files(names) if read_optimized else view.latest_file_slices(names)
