@@ -222,3 +222,20 @@ def test_pruning_in_one_statement(big_table: tuple[Api, str]) -> None:
     one = api.ok(api.get(f"{route}/partitions/region={INJECTION}/bucket=1"))
     assert one["values"] == {"region": INJECTION, "bucket": "1"}
     assert len(api.ok(api.post(f"{route}/partitions/query", {}))) == len(paths)
+
+
+def test_statistics_are_gathered_after_a_large_sync(big_table: tuple[Api, str]) -> None:
+    """The sync that brought 10k partitions gathered the query planner's statistics: PostgreSQL's
+    autovacuum would, up to a minute later, and SQLite never does on its own (a pruning plan
+    without them reads every partition)."""
+    api, _ = big_table
+    with api.engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            analyzed = set(conn.exec_driver_sql("SELECT tbl FROM sqlite_stat1").scalars())
+        else:
+            analyzed = set(
+                conn.exec_driver_sql(
+                    "SELECT relname FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL"
+                ).scalars()
+            )
+    assert {"partitions", "partition_key_val", "files"} <= analyzed

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from fastapi import BackgroundTasks, Depends, FastAPI, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -315,6 +316,12 @@ def create_app(settings: ServerSettings, *, engine: Engine | None = None) -> Fas
     return app
 
 
+def json_answer(answer: BaseModel) -> Response:
+    """``answer`` as JSON, as it is: the two routes of every plan skip FastAPI's validation of an
+    answer the server built from its own model (a third of their time)."""
+    return Response(answer.model_dump_json(), media_type="application/json")
+
+
 def _bearer(request: Request) -> str | None:
     header = request.headers.get("authorization")
     if not header:
@@ -422,10 +429,12 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
         return read(lambda c: catalog.tables_at(c, location, schemes))
 
     @app.post(prefix + "/tables/open", response_model=P.OpenAnswer, dependencies=[Read])
-    def open_table(body: P.OpenQuery) -> P.OpenAnswer:
-        def answer(c: Connection, row: TableRow) -> P.OpenAnswer:
-            return P.OpenAnswer(
-                db=row.db, table=row.name, location=row.location, timeline=snapshot.table_timeline(c, row)
+    def open_table(body: P.OpenQuery) -> Response:
+        def answer(c: Connection, row: TableRow) -> Response:
+            return json_answer(
+                P.OpenAnswer(
+                    db=row.db, table=row.name, location=row.location, timeline=snapshot.table_timeline(c, row)
+                )
             )
 
         with read_tx(engine) as conn:
@@ -517,8 +526,8 @@ def _routes(app: FastAPI, engine: Engine, settings: ServerSettings) -> None:
         return synced(db, table, lambda c, row: snapshot.latest_slices(c, row, body), body.version)
 
     @app.post(table_route + "/plan", response_model=P.PlanAnswer, dependencies=[Read])
-    def plan(db: Name, table: Name, body: P.PlanQuery) -> P.PlanAnswer:
-        return synced(db, table, lambda c, row: snapshot.plan(c, row, body), body.version)
+    def plan(db: Name, table: Name, body: P.PlanQuery) -> Response:
+        return json_answer(synced(db, table, lambda c, row: snapshot.plan(c, row, body), body.version))
 
     @app.get(table_route + "/snapshot/files", response_model=list[P.FileOut], dependencies=[Read])
     def files(

@@ -418,19 +418,25 @@ def _new_schema(conn: Connection, table: TableRow, version: int, schema_json: st
 
 def status(conn: Connection, table: TableRow) -> P.SnapshotStatus:
     v = S.tbl_version.c
+    done_v = S.tbl_version.alias("done_v")
+    # the newest completion applied: in the same statement (a plan's open reads the status)
+    max_synced = (
+        sa.select(sa.func.max(done_v.c.completion_ts))
+        .where(done_v.c.tbl_id == table.tbl_id, done_v.c.snapshot_status == S.SYNC_DONE)
+        .scalar_subquery()
+    )
     rows = conn.execute(
-        sa.select(v.version, v.ts, v.completion_ts, v.snapshot_status, v.message)
+        sa.select(
+            v.version, v.ts, v.completion_ts, v.snapshot_status, v.message, max_synced.label("max_synced")
+        )
         .where(v.tbl_id == table.tbl_id)
         .where(sa.or_(v.snapshot_status != S.SYNC_DONE, v.version == table.synced_version))
         .order_by(v.version)
     ).all()
     pending = [r for r in rows if r.snapshot_status != S.SYNC_DONE]
     done = [r for r in rows if r.snapshot_status == S.SYNC_DONE]
-    max_synced = conn.execute(
-        sa.select(sa.func.max(v.completion_ts)).where(
-            v.tbl_id == table.tbl_id, v.snapshot_status == S.SYNC_DONE
-        )
-    ).scalar()
+    # no row: nothing pending and no version applied, so no completion either
+    max_synced = rows[0].max_synced if rows else None
     failed = next((r for r in pending if r.snapshot_status == S.SYNC_FAILED), None)
     return P.SnapshotStatus(
         synced_instant=done[-1].ts if done else None,
@@ -478,12 +484,13 @@ def db_timeline(conn: Connection, table: TableRow, later: frozenset[str] = froze
         )
     m = S.instant_meta.c
     cache: dict[tuple[str, int], bytes] = {}
-    for r in conn.execute(
-        sa.select(m.ts, m.state, m.data).where(
-            m.tbl_id == table.tbl_id, m.state == COMPLETED, m.action == S.ACTION_CODES["replacecommit"]
-        )
-    ):
-        cache[(r.ts, r.state)] = bytes(r.data)
+    if any(i.state is State.COMPLETED and i.action == "replacecommit" for i in instants):
+        for r in conn.execute(
+            sa.select(m.ts, m.state, m.data).where(
+                m.tbl_id == table.tbl_id, m.state == COMPLETED, m.action == S.ACTION_CODES["replacecommit"]
+            )
+        ):
+            cache[(r.ts, r.state)] = bytes(r.data)
     codes = {v: k for k, v in _STATES.items()}
 
     def read(instant: Instant) -> bytes:
