@@ -61,6 +61,7 @@ def test_slice_columns_are_the_protocol_names():
         protocol.OP_READ_SLICE,
         protocol.OP_INCREMENTAL_RANGE,
         protocol.OP_CREATE_TABLE,
+        protocol.OP_PARTITIONS,
     )
 
 

@@ -13,13 +13,14 @@ import hudi_md
 from hudi_md.errors import InvalidOptionError, TableExistsError, TableNotFoundError
 from hudi_md.spark import protocol as P
 from hudi_md.spark.write_request import (
-    COMBINE_BEFORE_INSERT,
     OPERATION,
     STATIC_OVERWRITE_PARTITIONS,
     WriteRequest,
     resolve,
 )
 from table_model import rows
+
+COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
 
 OPTS = {
     "hoodie.table.name": "wr",
@@ -121,9 +122,10 @@ def test_dataframe_writer_options() -> None:
 
 
 def test_sql_insert_into(table) -> None:
-    # the table has an ordering field: upsert, deduplicating inserts by default (Hudi's SQL)
+    # Apache Hudi 1.x's default: insert; as Hudi 1.2, neither a stored key nor a key twice in the
+    # statement is merged (hoodie.combine.before.insert stays false)
     got = resolve(request(sql=sql()), table)
-    assert got.operation == "upsert" and got.options[COMBINE_BEFORE_INSERT] == "true"
+    assert got.operation == "insert" and COMBINE_BEFORE_INSERT not in got.options
     # Hudi's SQL operation key, then hoodie.datasource.write.operation above it
     got = resolve(
         request(sql=sql(session_options={"hoodie.spark.sql.insert.into.operation": "bulk_insert"})), table
@@ -165,7 +167,7 @@ def test_sql_option_priorities_and_new_table_defaults() -> None:
     assert (o["hoodie.table.name"], o["hoodie.database.name"]) == ("t", "db")
     assert o["hoodie.datasource.write.partitionpath.field"] == "city"
     assert o["hoodie.datasource.write.hive_style_partitioning"] == "true"
-    assert got.operation == "upsert"
+    assert got.operation == "insert"
     with pytest.raises(InvalidOptionError, match="primaryKey"):
         resolve(request(sql=sql()), None)
 

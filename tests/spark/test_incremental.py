@@ -262,6 +262,34 @@ def test_sql_table_options(hudi_spark, table_path) -> None:
     assert spark_rows(df) == arrow_rows(python_rows(path, begin), df.columns)
 
 
+@pytest.mark.spark_smoke
+def test_hudi_table_changes(hudi_spark, table_path) -> None:
+    """Apache Hudi's ``hudi_table_changes`` table function, by path and by table name: the same rows
+    as the incremental read (hudi-rs's as the oracle), ``earliest`` for every commit, an end bound;
+    the ``cdc`` query type refused naming ``latest_state``."""
+    from pyspark.errors import AnalysisException
+
+    path = str(table_path(TRIPS))
+    instants = commits(path)
+    hudi_spark.sql(f"CREATE TABLE changes_t USING hudi_md LOCATION '{path}'")
+    try:
+        for ref in (path, "changes_t", "default.changes_t"):
+            df = hudi_spark.sql(f"SELECT * FROM hudi_table_changes('{ref}', 'latest_state', '{instants[0]}')")
+            assert spark_rows(df) == arrow_rows(hudi_rs_rows(path, instants[0]), df.columns), ref
+        df = hudi_spark.sql("SELECT * FROM hudi_table_changes('changes_t', 'LATEST_STATE', 'earliest')")
+        assert spark_rows(df) == arrow_rows(hudi_md.open_table(path).read(), df.columns)
+        df = hudi_spark.sql(
+            f"SELECT * FROM hudi_table_changes('{path}', 'latest_state', '{instants[0]}', '{instants[-2]}')"
+        )
+        assert spark_rows(df) == arrow_rows(hudi_rs_rows(path, instants[0], instants[-2]), df.columns)
+        with pytest.raises(AnalysisException, match="latest_state"):
+            hudi_spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'cdc', 'earliest')").collect()
+        with pytest.raises(AnalysisException, match="no table nope"):
+            hudi_spark.sql("SELECT * FROM hudi_table_changes('nope', 'latest_state', 'earliest')").collect()
+    finally:
+        hudi_spark.sql("DROP TABLE IF EXISTS changes_t")
+
+
 # --- errors ------------------------------------------------------------------------------------------
 
 

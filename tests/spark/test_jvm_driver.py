@@ -26,7 +26,8 @@ def test_spark_sql_command_line_writes_a_table(shim_jar: str, tmp_path: Path) ->
 CREATE TABLE cli_t (id STRING, ts BIGINT, fare DOUBLE, city STRING) USING hudi_md PARTITIONED BY (city)
   TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor') LOCATION '{path}';
 INSERT INTO cli_t VALUES ('a', 1, 1.5, 'sf'), ('b', 1, 2.5, 'nyc'), ('c', 1, 3.5, 'nyc'), ('d', 1, 4.5, 'la');
-INSERT INTO cli_t VALUES ('a', 2, 10.5, 'sf'), ('e', 2, 5.5, 'sf');
+UPDATE cli_t SET ts = 2, fare = 10.5 WHERE id = 'a';
+INSERT INTO cli_t VALUES ('e', 2, 5.5, 'sf');
 INSERT OVERWRITE cli_t PARTITION (city = 'la') VALUES ('f', 3, 6.5);
 DELETE FROM cli_t WHERE id = 'b';
 SELECT concat('row:', id, ':', ts, ':', fare) FROM cli_t ORDER BY id;

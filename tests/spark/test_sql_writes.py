@@ -1,7 +1,10 @@
 """SQL writes on ``hudi-md`` tables: ``CREATE TABLE ... USING hudi-md`` (Apache Hudi's table made at
-once), ``INSERT INTO``, ``INSERT OVERWRITE`` (static and dynamic partitions, the whole table) and
-``DELETE FROM``, planned by the shim's session extension into ``hudi_md.write``'s Spark writer;
-CTAS and ``saveAsTable``; ``UPDATE`` / ``MERGE INTO`` refused.
+once), ``INSERT INTO``, ``INSERT OVERWRITE`` (static and dynamic partitions, the whole table),
+``DELETE FROM``, ``UPDATE`` and ``MERGE INTO``, planned by the shim's session extension into
+``hudi_md.write``'s Spark writer; CTAS and ``saveAsTable``; ``SHOW PARTITIONS``; reads that see
+other writers' commits. Where the outcome is Apache Hudi 1.2's choice (INSERT INTO keeps a stored
+key twice; MERGE INTO's DELETE by key on COW, ordered on MOR) the expected rows are what Hudi 1.2's
+bundle gave on the same statements (``integration/test_sql_statements.py`` compares them live).
 
 Seeded sequences over COW and MOR tables, partitioned and not, equal an in-memory model after
 every statement (hudi-md's reader; the commit's operation is the one Hudi's SQL picks), and at the
@@ -19,12 +22,14 @@ import pytest
 
 import hudi_md
 from hudi_md.metadata.validate import validate_metadata_table
-from table_model import CITIES, Model, assert_readers, pending_instants, read_hudi_md, rows
+from table_model import CITIES, Model, assert_readers, hudi_rs_table, pending_instants, read_hudi_md, rows
 
 # statement kinds (each seed runs four, covering all of them together) and their commit's operation
 KINDS = {
-    "insert_select": "UPSERT",  # the table has a precombine field: Hudi's SQL upserts
-    "insert_values": "UPSERT",
+    "insert_select": "INSERT",  # Apache Hudi 1.x's hoodie.spark.sql.insert.into.operation
+    "insert_values": "INSERT",
+    "update": "UPSERT",
+    "merge": "UPSERT",
     "overwrite_static_partition": "INSERT_OVERWRITE",
     "overwrite_dynamic": "INSERT_OVERWRITE",
     "overwrite_table": "INSERT_OVERWRITE_TABLE",
@@ -35,18 +40,22 @@ CASES = [
         1,
         "cow",
         True,
-        ["insert_values", "overwrite_static_partition", "delete", "overwrite_dynamic"],
+        ["insert_values", "merge", "overwrite_static_partition", "update", "delete", "overwrite_dynamic"],
         id="s1-cow",
     ),
     pytest.param(
         2,
         "mor",
         True,
-        ["overwrite_dynamic", "insert_select", "overwrite_static_partition", "delete"],
+        ["overwrite_dynamic", "update", "merge", "insert_select", "overwrite_static_partition", "delete"],
         id="s2-mor",
     ),
     pytest.param(
-        3, "mor", False, ["insert_select", "delete", "overwrite_table", "insert_values"], id="s3-mor-nopart"
+        3,
+        "mor",
+        False,
+        ["insert_select", "merge", "delete", "update", "overwrite_table", "insert_values"],
+        id="s3-mor-nopart",
     ),
 ]
 
@@ -126,12 +135,42 @@ def test_sql_sequences_equal_the_model(
         changed = rng.sample(existing, min(len(existing), rng.randint(2, 6)))
         data = rows(sorted(set(changed + fresh)), step, seed=seed * 10 + step)
         src = view(hudi_spark, f"src{step}", data)
-        if what == "insert_select":
-            sql(f"INSERT INTO {name} SELECT id, ts, fare, city FROM {src}")
-            model.upsert(data)
+        new_rows = rows(fresh, step, seed=seed * 10 + step)
+        if what == "insert_select":  # new keys (a stored key would be inserted twice: below)
+            sql(
+                f"INSERT INTO {name} SELECT id, ts, fare, city "
+                f"FROM {view(hudi_spark, f'new{step}', new_rows)}"
+            )
+            model.insert(new_rows)
         elif what == "insert_values":
-            sql(f"INSERT INTO {name} (id, ts, fare, city) VALUES {values(data)}")
-            model.upsert(data)
+            sql(f"INSERT INTO {name} (id, ts, fare, city) VALUES {values(new_rows)}")
+            model.insert(new_rows)
+        elif what == "update":
+            keys = ", ".join(f"'id-{i:04d}'" for i in changed)
+            sql(f"UPDATE {name} SET fare = fare + 1, ts = ts + 1 WHERE id IN ({keys})")
+            model.upsert(
+                [
+                    {**r, "fare": r["fare"] + 1, "ts": r["ts"] + 1}
+                    for r in model.rows.values()
+                    if int(r["id"][3:]) in changed
+                ]
+            )
+        elif what == "merge":
+            # source rows newer than the table's: matched ones below 30 deleted, the others
+            # updated, new keys inserted
+            sql(
+                f"MERGE INTO {name} t USING {src} s ON t.id = s.id "
+                "WHEN MATCHED AND s.fare < 30 THEN DELETE WHEN MATCHED THEN UPDATE SET * "
+                "WHEN NOT MATCHED THEN INSERT *"
+            )
+            for r in data.to_pylist():
+                stored = model.pkey(r) in model.rows
+                if stored and r["fare"] < 30:
+                    model.delete([r])
+                elif stored:
+                    model.upsert([r])
+                else:
+                    model.insert([r])
         elif what == "overwrite_static_partition":
             city = rng.choice(CITIES)
             sql(
@@ -183,7 +222,8 @@ def test_inserts_into_a_table_over_hudi_md_data(hudi_spark, sql, tmp_path: Path)
     sql(f"CREATE TABLE over_t USING `hudi-md` LOCATION '{path}'")
     sql(f"CREATE TABLE over_o USING hudi_md LOCATION '{other}'")
     assert hudi_spark.table("over_t").columns[:2] == ["_hoodie_commit_time", "_hoodie_commit_seqno"]
-    a, b, c = rows([10], 2, seed=2), rows([11], 2, seed=3), rows([0, 12], 2, seed=4)
+    # new keys (INSERT INTO inserts a stored key again: test_insert_into_keeps_keys_twice_as_hudi)
+    a, b, c = rows([10], 2, seed=2), rows([11], 2, seed=3), rows([14, 12], 2, seed=4)
     sql(f"INSERT INTO over_t VALUES ('id-0010', 2, {a['fare'][0]}, '{a['city'][0]}')")
     sql(f"INSERT INTO over_t (city, fare, ts, id) VALUES ('{b['city'][0]}', {b['fare'][0]}, 2, 'id-0011')")
     view(hudi_spark, "by_name_src", c)
@@ -256,8 +296,8 @@ def test_ctas_and_save_as_table(hudi_spark, sql, tmp_path: Path) -> None:
 
 def test_sql_errors_write_nothing(hudi_spark, sql, tmp_path: Path) -> None:
     """A new table without a record key, TBLPROPERTIES naming another record key than the table's,
-    UPDATE and MERGE INTO: refused with the option or the supported writes named, nothing
-    written."""
+    and the UPDATE / MERGE INTO forms Apache Hudi 1.2 refuses (or ignores): refused with the option
+    or what to do named, nothing written."""
     from pyspark.errors import AnalysisException, IllegalArgumentException
 
     fresh = tmp_path / "fresh"
@@ -277,15 +317,168 @@ def test_sql_errors_write_nothing(hudi_spark, sql, tmp_path: Path) -> None:
     before = sorted(p.relative_to(path).as_posix() for p in path.rglob("*"))
     with pytest.raises(IllegalArgumentException, match=r"recordkey\.field=fare \(the table has id\)"):
         sql("INSERT INTO err_other VALUES ('b', 1, 1.0, 'sf')")
+    source = "(SELECT 'a' AS id, 2L AS ts, 5.0 AS fare, 'sf' AS city)"
     for statement, what in [
-        ("UPDATE err_t SET fare = 0 WHERE id = 'a'", "UPDATE"),
+        # as Hudi 1.2: "Detected disallowed assignment clause in UPDATE statement for ... field"
+        ("UPDATE err_t SET id = 'z' WHERE id = 'a'", "the record key field `id`"),
+        ("UPDATE err_t SET city = 'nyc' WHERE id = 'a'", "the partition field `city`"),
+        # as Hudi 1.2: "No matching assignment found for target table ordering field `ts`"
         (
-            "MERGE INTO err_t USING (SELECT 'a' AS id) s ON err_t.id = s.id WHEN MATCHED THEN DELETE",
-            "MERGE INTO",
+            f"MERGE INTO err_t USING {source} s ON err_t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET fare = s.fare",
+            "does not set the ordering field `ts`",
+        ),
+        (
+            f"MERGE INTO err_t USING {source} s ON err_t.id = s.id "
+            "WHEN NOT MATCHED THEN INSERT (id, fare, city) VALUES (s.id, s.fare, s.city)",
+            "does not set the ordering field `ts`",
+        ),
+        # Hudi 1.2 ignores it silently
+        (
+            f"MERGE INTO err_t USING {source} s ON err_t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE",
+            "WHEN NOT MATCHED BY SOURCE",
         ),
     ]:
         with pytest.raises(AnalysisException) as e:
             sql(statement)
-        assert f"hudi-md does not support {what}" in str(e.value) and "INSERT INTO" in str(e.value)
+        assert "hudi-md does not support" in str(e.value) and what in str(e.value), str(e.value)
+        assert "Nothing was written" in str(e.value)
     assert sorted(p.relative_to(path).as_posix() for p in path.rglob("*")) == before
     assert pending_instants(str(path)) == []
+
+
+def test_insert_into_keeps_keys_twice_as_hudi(hudi_spark, sql, tmp_path: Path) -> None:
+    """Apache Hudi 1.2's INSERT INTO (hoodie.spark.sql.insert.into.operation=insert): a key the
+    table holds, or twice in one statement, makes two rows (Hudi 1.2's bundle gave exactly these
+    rows, COW and MOR); ``SET hoodie.spark.sql.insert.into.operation=upsert`` updates instead."""
+    for kind in ("cow", "mor"):
+        name = f"ins_{kind}"
+        sql(
+            f"CREATE TABLE {name} (id string, ts long, fare double, city string) USING hudi_md "
+            "PARTITIONED BY (city) "
+            f"TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{kind}') "
+            f"LOCATION '{tmp_path / name}'"
+        )
+        sql(f"INSERT INTO {name} VALUES ('x', 1, 1.0, 'sf'), ('x', 2, 2.0, 'sf'), ('y', 1, 3.0, 'sf')")
+        sql(f"INSERT INTO {name} VALUES ('x', 0, 4.0, 'sf')")
+        expected = [("x", 0, 4.0), ("x", 1, 1.0), ("x", 2, 2.0), ("y", 1, 3.0)]
+        got = sorted((r.id, r.ts, r.fare) for r in sql(f"SELECT id, ts, fare FROM {name}").collect())
+        assert got == expected
+        assert read_hudi_md(str(tmp_path / name)) == expected
+        assert last_operation(str(tmp_path / name)) == "INSERT"
+        hudi_spark.conf.set("hoodie.spark.sql.insert.into.operation", "upsert")
+        try:
+            sql(f"INSERT INTO {name} VALUES ('y', 5, 9.0, 'sf')")
+        finally:
+            hudi_spark.conf.unset("hoodie.spark.sql.insert.into.operation")
+        assert read_hudi_md(str(tmp_path / name)) == [*expected[:3], ("y", 5, 9.0)]
+
+
+def test_merge_deletes_as_hudi_per_table_type(hudi_spark, sql, tmp_path: Path) -> None:
+    """MERGE INTO's DELETE, as Apache Hudi 1.2 ran the same statements: on COW a delete by key
+    (a source row older than the stored one deletes it too), on MOR ordered by the source's
+    ordering value (an older one leaves the stored row); an UPDATE clause's older rows lose on both.
+    One instant per statement."""
+    hudi_spark.createDataFrame(
+        [("b", 1, "del-low", "p2"), ("c", 9, "del-high", "p1"), ("d", 1, "upd-low", "p2"),
+         ("f", 9, "upd-high", "p1"), ("e", 1, "new", "p1")],
+        "id string, ts long, v string, dt string",
+    ).createOrReplaceTempView("merge_src")  # fmt: skip
+    expected = {
+        "cow": [("d", 5, "w"), ("e", 1, "new"), ("f", 9, "upd-high")],
+        "mor": [("b", 5, "y"), ("d", 5, "w"), ("e", 1, "new"), ("f", 9, "upd-high")],
+    }
+    for kind in ("cow", "mor"):
+        name, path = f"merge_{kind}", str(tmp_path / f"merge_{kind}")
+        sql(
+            f"CREATE TABLE {name} (id string, ts long, v string, dt string) USING hudi_md "
+            "PARTITIONED BY (dt) "
+            f"TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{kind}') LOCATION '{path}'"
+        )
+        sql(
+            f"INSERT INTO {name} VALUES ('b', 5, 'y', 'p2'), ('c', 5, 'z', 'p1'), "
+            "('d', 5, 'w', 'p2'), ('f', 5, 'q', 'p1')"
+        )
+        instants = len(hudi_md.open_table(path).timeline.write_timeline())
+        sql(
+            f"MERGE INTO {name} t USING merge_src s ON t.id = s.id "
+            "WHEN MATCHED AND s.v LIKE 'del%' THEN DELETE "
+            "WHEN MATCHED THEN UPDATE SET ts = s.ts, v = s.v "
+            "WHEN NOT MATCHED THEN INSERT *"
+        )
+        got = sorted((r.id, r.ts, r.v) for r in sql(f"SELECT id, ts, v FROM {name}").collect())
+        assert got == expected[kind], kind
+        table = hudi_md.open_table(path)
+        assert len(table.timeline.write_timeline()) == instants + 1
+        assert table.schema.names[-4:] == ["id", "ts", "v", "dt"]  # no delete flag column
+        hudi_rows = hudi_rs_table(path)
+        assert sorted(zip(*(hudi_rows.column(c).to_pylist() for c in ("id", "ts", "v")), strict=True)) == got
+        assert validate_metadata_table(table) == []
+
+
+@pytest.mark.spark_smoke  # UPDATE, MERGE INTO, SHOW PARTITIONS and fresh reads on every Spark line
+def test_show_partitions_update_and_reads_after_other_writers(hudi_spark, sql, tmp_path: Path) -> None:
+    """SHOW PARTITIONS lists the MDT's partitions (Spark's own command reads none from the
+    catalog); a catalog table's queries see commits made by hudi_md.write in the same process
+    without REFRESH TABLE; UPDATE and MERGE INTO with ``*`` write."""
+    path = str(tmp_path / "fresh")
+    sql(
+        "CREATE TABLE fresh_t (id string, ts long, fare double, city string) USING hudi_md "
+        "PARTITIONED BY (city) "
+        f"TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{path}'"
+    )
+    sql("INSERT INTO fresh_t VALUES ('a', 1, 1.0, 'sf'), ('b', 1, 2.0, 'nyc')")
+    assert [r[0] for r in sql("SHOW PARTITIONS fresh_t").collect()] == ["city=nyc", "city=sf"]
+    assert [r[0] for r in sql("SHOW PARTITIONS fresh_t PARTITION (city = 'sf')").collect()] == ["city=sf"]
+    assert sql("SELECT count(*) FROM fresh_t").collect()[0][0] == 2
+    hudi_md.write(
+        pa.table({"id": ["c"], "ts": [1], "fare": [3.0], "city": ["sao_paulo"]}), path, operation="upsert"
+    )
+    assert sorted(r.id for r in sql("SELECT id FROM fresh_t").collect()) == ["a", "b", "c"]
+    assert [r[0] for r in sql("SHOW PARTITIONS fresh_t").collect()] == [
+        "city=nyc",
+        "city=sao_paulo",
+        "city=sf",
+    ]
+    sql("UPDATE fresh_t SET fare = fare * 10 WHERE city = 'sf'")
+    hudi_spark.createDataFrame(
+        [("b", 2, 20.0, "nyc"), ("d", 2, 4.0, "sf")], "id string, ts long, fare double, city string"
+    ).createOrReplaceTempView("fresh_src")
+    sql(
+        "MERGE INTO fresh_t t USING fresh_src s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    expected = [("a", 1, 10.0), ("b", 2, 20.0), ("c", 1, 3.0), ("d", 2, 4.0)]
+    assert sorted((r.id, r.ts, r.fare) for r in sql("SELECT id, ts, fare FROM fresh_t").collect()) == expected
+    assert read_hudi_md(path) == expected
+
+
+def test_drop_partition_and_truncate(hudi_spark, sql, tmp_path: Path) -> None:
+    """As Apache Hudi 1.2 ran the same statements: ALTER TABLE ... DROP PARTITION is a
+    delete_partition (SHOW PARTITIONS stops showing it; the MDT lists it until its clean, as
+    Hudi's); dropping a missing one writes nothing, with or without IF EXISTS; TRUNCATE TABLE ...
+    PARTITION drops that one, TRUNCATE TABLE every row (an insert_overwrite_table of none: hudi-md
+    keeps the timeline Hudi deletes)."""
+    path = str(tmp_path / "drop")
+    sql(
+        "CREATE TABLE drop_t (id string, ts long, fare double, city string) USING hudi_md "
+        f"PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{path}'"
+    )
+    sql("INSERT INTO drop_t VALUES ('a', 1, 1.0, 'sf'), ('b', 1, 2.0, 'nyc'), ('c', 1, 3.0, 'la')")
+    sql("ALTER TABLE drop_t DROP PARTITION (city = 'sf')")
+    assert last_operation(path) == "DELETE_PARTITION"
+    assert [r[0] for r in sql("SHOW PARTITIONS drop_t").collect()] == ["city=la", "city=nyc"]
+    assert read_hudi_md(path) == [("b", 1, 2.0), ("c", 1, 3.0)]
+    instants = len(hudi_md.open_table(path).timeline.write_timeline())
+    sql("ALTER TABLE drop_t DROP IF EXISTS PARTITION (city = 'sf')")
+    sql("ALTER TABLE drop_t DROP PARTITION (city = 'sf')")
+    assert len(hudi_md.open_table(path).timeline.write_timeline()) == instants
+    sql("TRUNCATE TABLE drop_t PARTITION (city = 'la')")
+    assert read_hudi_md(path) == [("b", 1, 2.0)]
+    assert [r[0] for r in sql("SHOW PARTITIONS drop_t").collect()] == ["city=nyc"]
+    sql("TRUNCATE TABLE drop_t")
+    assert read_hudi_md(path) == [] and sql("SELECT * FROM drop_t").count() == 0
+    assert sql("SHOW PARTITIONS drop_t").collect() == []
+    assert last_operation(path) == "INSERT_OVERWRITE_TABLE"
+    assert validate_metadata_table(hudi_md.open_table(path)) == []
+    assert pending_instants(path) == []

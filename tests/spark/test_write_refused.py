@@ -1,5 +1,7 @@
 """The Spark writes into a ``hudi-md`` table that hudi-md does not carry out are refused before
-they touch storage: ``UPDATE``, ``MERGE INTO``, ``INSERT OVERWRITE DIRECTORY ... USING hudi-md``,
+they touch storage: the ``UPDATE`` / ``MERGE INTO`` forms Apache Hudi 1.2 refuses (a record key or
+partition column set, an ordering field not set) or ignores (``WHEN NOT MATCHED BY SOURCE``),
+``INSERT OVERWRITE DIRECTORY ... USING hudi-md``,
 and Spark's own file writer (``HudiMdFileFormat.prepareWrite``), which a session without the
 shim's extension would reach with SQL ``INSERT``. (``INSERT``, ``DELETE FROM``, CTAS and
 ``df.write.format("hudi-md")`` write: ``test_sql_writes.py``, ``test_dataframe_writer.py``.)
@@ -98,7 +100,9 @@ def sql_tables(hudi_spark, table: str):
         hudi_spark.sql(f"DROP TABLE IF EXISTS {t}")
 
 
-def _assert_refused(hudi_spark, watched: list[Path], action: Callable[[], Any], what: str) -> None:
+def _assert_refused(
+    hudi_spark, watched: list[Path], action: Callable[[], Any], what: str, hint: str = "INSERT INTO"
+) -> None:
     from pyspark.errors import AnalysisException
 
     before = [listing(p) for p in watched]
@@ -107,29 +111,36 @@ def _assert_refused(hudi_spark, watched: list[Path], action: Callable[[], Any], 
     message = str(e.value)
     assert "hudi-md does not support" in message, message
     assert what in message, message
-    assert "INSERT INTO" in message and "Nothing was written" in message, message
+    assert hint in message and "Nothing was written" in message, message
     after = [listing(p) for p in watched]
     for p, b, a in zip(watched, before, after, strict=True):
         assert a == b, f"{p} changed: {sorted(set(a.items()) ^ set(b.items()))}"
 
 
+# (statement, what the message names, what it says to do)
 SQL_FORMS = [
-    ("UPDATE {t} SET v = 0 WHERE id = 'a'", "UPDATE"),
-    ("UPDATE {t} SET v = v + 1", "UPDATE"),
+    ("UPDATE {t} SET id = 'zz' WHERE id = 'a'", "record key field `id`", "delete the row"),
+    ("UPDATE {t} SET region = 'eu' WHERE id = 'a'", "partition field `region`", "delete the row"),
     (
-        "MERGE INTO {t} USING refused_src s ON {t}.id = s.id "
-        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
-        "MERGE INTO",
+        "MERGE INTO {t} USING refused_src s ON {t}.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v",
+        "does not set the ordering field `ts`",
+        "as Apache Hudi requires",
     ),
-    ("MERGE INTO {t} USING refused_src s ON {t}.id = s.id WHEN MATCHED THEN DELETE", "MERGE INTO"),
+    (
+        "MERGE INTO {t} USING refused_src s ON {t}.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE",
+        "WHEN NOT MATCHED BY SOURCE",
+        "WHEN MATCHED",
+    ),
 ]
 
 
 @pytest.mark.spark_smoke
 @pytest.mark.parametrize("name", ["refused_dash", "refused_us"])
-@pytest.mark.parametrize(("sql", "what"), SQL_FORMS)
-def test_sql_writes_are_refused(hudi_spark, sql_tables, table: str, name: str, sql: str, what: str) -> None:
-    _assert_refused(hudi_spark, [Path(table)], lambda: hudi_spark.sql(sql.format(t=name)), what)
+@pytest.mark.parametrize(("sql", "what", "hint"), SQL_FORMS)
+def test_sql_writes_are_refused(
+    hudi_spark, sql_tables, table: str, name: str, sql: str, what: str, hint: str
+) -> None:
+    _assert_refused(hudi_spark, [Path(table)], lambda: hudi_spark.sql(sql.format(t=name)), what, hint)
     assert hudi_spark.table(name).count() == 4
 
 
@@ -139,7 +150,10 @@ def test_temp_view_and_directory_writes_are_refused(
     hudi_spark.read.format("hudi-md").load(table).createOrReplaceTempView("refused_view")
     out = tmp_path / "dir"
     watched = [Path(table), tmp_path]
-    _assert_refused(hudi_spark, watched, lambda: hudi_spark.sql("UPDATE refused_view SET v = 1"), "UPDATE")
+    # a temporary view of a DataFrame takes INSERT INTO, not UPDATE / MERGE INTO (a catalog table does)
+    _assert_refused(
+        hudi_spark, watched, lambda: hudi_spark.sql("UPDATE refused_view SET v = 1"), "this UPDATE"
+    )
     _assert_refused(
         hudi_spark,
         watched,

@@ -159,6 +159,8 @@ class Planner:
                 P.DATA_SCHEMA: data,
                 P.PARTITION_SCHEMA: part,
                 P.LATEST_INSTANT: latest.requested_time if latest else None,
+                P.ORDERING_FIELDS: list(table.config.ordering_fields),
+                P.RECORD_KEY_FIELDS: list(table.config.record_key_fields),
             }, None
         if op == P.OP_PLAN:
             engine = self._engine if request.get(P.ENGINE) is True else None
@@ -168,6 +170,12 @@ class Planner:
                 # the shim still holds this very answer, decoded: only say so (no slices sent again)
                 return {**header, P.UNCHANGED: True}, b""
             return header, body
+        if op == P.OP_PARTITIONS:
+            # as Apache Hudi 1.2's SHOW PARTITIONS: a partition whose file groups a delete_partition
+            # or an overwrite replaced is not shown, though the MDT lists it until its clean
+            view = table.file_system_view()
+            live = {s.partition_path for s in view.latest_file_slices(table.partitions())}
+            return {P.OK: True, P.PARTITION_PATHS: sorted(live)}, None
         if op == P.OP_READ_SLICE:
             return self._read_slice(table, options, request.get(P.SLICE) or {}, request.get(P.COLUMNS))
         if op == P.OP_INCREMENTAL_RANGE:

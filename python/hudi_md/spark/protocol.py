@@ -33,7 +33,8 @@ OP_PLAN = "plan"
 OP_READ_SLICE = "read_slice"
 OP_INCREMENTAL_RANGE = "incremental_range"
 OP_CREATE_TABLE = "create_table"
-OPS = (OP_PING, OP_SCHEMA, OP_PLAN, OP_READ_SLICE, OP_INCREMENTAL_RANGE, OP_CREATE_TABLE)
+OP_PARTITIONS = "partitions"  # the table's partition paths (SHOW PARTITIONS)
+OPS = (OP_PING, OP_SCHEMA, OP_PLAN, OP_READ_SLICE, OP_INCREMENTAL_RANGE, OP_CREATE_TABLE, OP_PARTITIONS)
 
 # Request keys.
 OP = "op"
@@ -74,6 +75,9 @@ MESSAGE = "message"
 DATA_SCHEMA = "data_schema"
 PARTITION_SCHEMA = "partition_schema"
 LATEST_INSTANT = "latest_instant"
+ORDERING_FIELDS = "ordering_fields"  # ``schema``: the table's ordering fields (MERGE INTO's deletes)
+RECORD_KEY_FIELDS = "record_key_fields"  # ``schema``: the table's record key fields (UPDATE's check)
+PARTITION_PATHS = "partition_paths"  # ``partitions``: the table's partition paths, sorted
 COUNTERS = "counters"
 ROWS = "rows"
 BEGIN_INSTANT = "begin"
@@ -131,6 +135,13 @@ SAVE_MODES = (SAVE_MODE_APPEND, SAVE_MODE_OVERWRITE, SAVE_MODE_ERROR_IF_EXISTS, 
 SQL_COMMAND = "command"
 SQL_INSERT = "insert"
 SQL_DELETE = "delete"
+SQL_UPSERT = "upsert"  # UPDATE, MERGE INTO: the changed rows as an upsert
+SQL_DROP_PARTITIONS = "drop_partitions"  # ALTER TABLE DROP PARTITION
+SQL_TRUNCATE = "truncate"  # TRUNCATE TABLE [PARTITION (...)]
+SQL_PARTITION_SPECS = "partition_specs"  # DROP PARTITION / TRUNCATE: a list of column -> value
+SQL_IF_EXISTS = "if_exists"
+# MERGE INTO's rows: a boolean column, true for a row its DELETE clause deletes by key
+WRITE_DELETE_FLAG = "_hoodie_md_delete"
 SQL_OVERWRITE = "overwrite"
 SQL_PARTITION_SPEC = "partition_spec"
 SQL_OVERWRITE_MODE = "overwrite_mode"
@@ -189,11 +200,14 @@ __all__ = [
     "OPTIONS",
     "OP_CREATE_TABLE",
     "OP_INCREMENTAL_RANGE",
+    "OP_PARTITIONS",
     "OP_PING",
     "OP_PLAN",
     "OP_READ_SLICE",
     "OP_SCHEMA",
+    "ORDERING_FIELDS",
     "PARTITION_PATH",
+    "PARTITION_PATHS",
     "PARTITION_SCHEMA",
     "PARTITION_VALUE_PREFIX",
     "PATH",
@@ -204,6 +218,7 @@ __all__ = [
     "QUERY_SNAPSHOT",
     "QUERY_TYPE",
     "QUERY_TYPES",
+    "RECORD_KEY_FIELDS",
     "ROWS",
     "SAVE_MODES",
     "SAVE_MODE_APPEND",
@@ -215,18 +230,24 @@ __all__ = [
     "SQL_COMMAND",
     "SQL_DATABASE",
     "SQL_DELETE",
+    "SQL_DROP_PARTITIONS",
+    "SQL_IF_EXISTS",
     "SQL_INSERT",
     "SQL_OVERWRITE",
     "SQL_OVERWRITE_MODE",
     "SQL_PARTITION_SPEC",
+    "SQL_PARTITION_SPECS",
     "SQL_SESSION_OPTIONS",
     "SQL_TABLE",
     "SQL_TABLE_PROPERTIES",
+    "SQL_TRUNCATE",
+    "SQL_UPSERT",
     "TABLE_EXISTS_ERROR",
     "TABLE_SCHEMA",
     "TOTAL_SIZE",
     "UNCHANGED",
     "VERSION",
+    "WRITE_DELETE_FLAG",
     "WRITE_PARTITION_COLUMNS",
     "WRITE_SAVE_MODE",
     "WRITE_SQL",

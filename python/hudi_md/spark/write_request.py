@@ -22,14 +22,16 @@ maps Spark SQL's short names, ``primaryKey``, ``preCombineField`` / ``orderingFi
 ``type`` = cow|mor, ``recordMergeMode``, to Hudi's keys), under the session's ``hoodie.*``
 settings (``SET``); ``PARTITIONED BY`` names the partition fields and the catalog name the table,
 for a new table, which is hive-style partitioned unless said otherwise. ``INSERT INTO``:
-``hoodie.datasource.write.operation`` when set, else ``hoodie.spark.sql.insert.into.operation``,
-else ``upsert`` when the table has an ordering field, else ``insert``. ``INSERT OVERWRITE``:
+``hoodie.datasource.write.operation`` when set, else ``hoodie.spark.sql.insert.into.operation``
+(default ``insert``, as Apache Hudi 1.x: a key the table holds already, or twice in the statement,
+makes two rows). ``INSERT OVERWRITE``:
 ``insert_overwrite_table`` for an unpartitioned table or a static overwrite without partition
 values; with static values, ``insert_overwrite`` of the existing partitions holding them (Hudi's
 ``hoodie.static.overwrite.partition.paths``), whether or not rows go there; in dynamic mode
 (``spark.sql.sources.partitionOverwriteMode`` or ``hoodie.datasource.overwrite.mode``),
 ``insert_overwrite`` of the partitions written. ``DELETE FROM t WHERE ...`` deletes the matching
-rows (``delete``).
+rows (``delete``). ``UPDATE`` and ``MERGE INTO`` write the rows they change (Spark plans them)
+as an ``upsert``.
 """
 
 from __future__ import annotations
@@ -45,9 +47,8 @@ from hudi_md.write.config import (
     DATABASE_NAME,
     HIVE_STYLE,
     OPERATIONS,
-    ORDERING,
     PARTITION_PATH,
-    PRECOMBINE,
+    PARTITIONS_TO_DELETE,
     RECORD_KEY,
     TABLE_NAME,
 )
@@ -60,7 +61,6 @@ SQL_INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
 OVERWRITE_MODE = "hoodie.datasource.overwrite.mode"
 STATIC_OVERWRITE_PARTITIONS = "hoodie.static.overwrite.partition.paths"
 DATASOURCE_TABLE_NAME = "hoodie.datasource.write.table.name"
-COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
 DELETE_OPERATIONS = ("delete", "delete_partition")
 
 
@@ -68,7 +68,7 @@ DELETE_OPERATIONS = ("delete", "delete_partition")
 class SqlCommand:
     """An SQL write on a catalog table, as the shim's analysis rule saw it."""
 
-    command: str  # SQL_INSERT or SQL_DELETE
+    command: str  # SQL_INSERT, SQL_DELETE, SQL_UPSERT (UPDATE, MERGE INTO), SQL_DROP_PARTITIONS, SQL_TRUNCATE
     overwrite: bool
     # PARTITION (...) of an INSERT: column → static value, or None for a dynamic column
     partition_spec: Mapping[str, str | None]
@@ -78,6 +78,9 @@ class SqlCommand:
     partition_columns: tuple[str, ...]
     table_properties: Mapping[str, str]  # TBLPROPERTIES (Hudi's keys)
     session_options: Mapping[str, str]  # the session's hoodie.* settings
+    # ALTER TABLE DROP PARTITION's specs (column → value), and its IF EXISTS
+    partition_specs: tuple[Mapping[str, str], ...] = ()
+    if_exists: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,8 @@ class WriteRequest:
                 partition_columns=tuple(str(c) for c in sql_doc.get(P.WRITE_PARTITION_COLUMNS) or ()),
                 table_properties=_str_map(sql_doc.get(P.SQL_TABLE_PROPERTIES)),
                 session_options=_str_map(sql_doc.get(P.SQL_SESSION_OPTIONS)),
+                partition_specs=tuple(_str_map(spec) for spec in sql_doc.get(P.SQL_PARTITION_SPECS) or ()),
+                if_exists=bool(sql_doc.get(P.SQL_IF_EXISTS)),
             )
         return cls(
             path=str(doc[P.PATH]),
@@ -163,8 +168,8 @@ def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | Non
     opts = {k: v for k, v in sql.table_properties.items() if k.startswith("hoodie.")}
     opts.update(request.options)
     opts.update(sql.session_options)
-    if sql.command == P.SQL_DELETE and table is None:
-        raise TableNotFoundError(f"{request.path}: no Hudi table to delete from")
+    if sql.command != P.SQL_INSERT and table is None:
+        raise TableNotFoundError(f"{request.path}: no Hudi table to {sql.command.replace('_', ' ')}")
     if table is None:
         opts.setdefault(TABLE_NAME, sql.table)
         opts.setdefault(DATABASE_NAME, sql.database)
@@ -180,6 +185,12 @@ def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | Non
     if sql.command == P.SQL_DELETE:
         opts[OPERATION] = "delete"
         return ResolvedWrite("delete", opts)
+    if sql.command == P.SQL_UPSERT:  # UPDATE, MERGE INTO: the rows they change, by record key
+        opts[OPERATION] = "upsert"
+        return ResolvedWrite("upsert", opts)
+    if sql.command in (P.SQL_DROP_PARTITIONS, P.SQL_TRUNCATE):
+        assert table is not None
+        return _drop_partitions(sql, table, opts)
     if sql.overwrite:
         operation = _overwrite_operation(opts, sql, configured)
         if operation == "insert_overwrite" and table is not None:
@@ -191,9 +202,9 @@ def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | Non
     elif opts.get(SQL_INSERT_INTO_OPERATION):
         operation = _operation(opts, SQL_INSERT_INTO_OPERATION) or "insert"
     else:
-        operation = "upsert" if _ordering(opts, table) else "insert"
-    if _ordering(opts, table) and (opts.get(RECORD_KEY) or table is not None):
-        opts.setdefault(COMBINE_BEFORE_INSERT, "true")  # Hudi's SQL default for keyed tables
+        # Apache Hudi 1.x's default (hoodie.spark.sql.insert.into.operation=insert): keys the
+        # table holds already are inserted again, not updated
+        operation = "insert"
     opts[OPERATION] = operation
     return ResolvedWrite(operation, opts)
 
@@ -214,15 +225,42 @@ def _overwrite_operation(opts: Mapping[str, str], sql: SqlCommand, configured: s
     return "insert_overwrite"
 
 
+def _drop_partitions(sql: SqlCommand, table: TableState, opts: dict[str, str]) -> ResolvedWrite:
+    """ALTER TABLE ... DROP PARTITION: ``delete_partition`` of the partitions each spec names (as
+    Apache Hudi 1.2; a spec naming none writes nothing, with or without IF EXISTS, as Hudi 1.2).
+    TRUNCATE TABLE [PARTITION (...)]: the same for its spec; without one every row goes
+    (``insert_overwrite_table`` of no rows; Apache Hudi deletes the table's timeline too, hudi-md
+    keeps it: time travel to before the truncate still works)."""
+    if sql.command == P.SQL_TRUNCATE and not sql.partition_specs:
+        opts[OPERATION] = "insert_overwrite_table"
+        return ResolvedWrite("insert_overwrite_table", opts)
+    # a partition an earlier drop emptied is listed until its clean: not dropped again
+    live = {s.partition_path for s in table.file_system_view().latest_file_slices(table.partitions())}
+    dropped: list[str] = []
+    for spec in sql.partition_specs:
+        matched = _matching_partitions(table, spec, "DROP PARTITION")
+        dropped += [p for p in matched if p in live and p not in dropped]
+    if not dropped:
+        return ResolvedWrite(None, opts)  # nothing there
+    opts[OPERATION] = "delete_partition"
+    opts[PARTITIONS_TO_DELETE] = ",".join(dropped)
+    return ResolvedWrite("delete_partition", opts)
+
+
 def _static_partitions(sql: SqlCommand, table: TableState, opts: Mapping[str, str]) -> list[str] | None:
     """The existing partitions a static INSERT OVERWRITE replaces: those whose values equal the
     PARTITION (...) values (None in dynamic mode, where the partitions written are replaced)."""
-    from hudi_md.table.partitions import PartitionScheme, coerce
-
     mode = (opts.get(OVERWRITE_MODE) or sql.overwrite_mode).strip().upper()
     static = {k: v for k, v in sql.partition_spec.items() if v is not None}
     if mode != "STATIC" or not static:
         return None
+    return _matching_partitions(table, static, "a static INSERT OVERWRITE")
+
+
+def _matching_partitions(table: TableState, static: Mapping[str, str], what: str) -> list[str]:
+    """The table's partitions whose values equal ``static``'s (values as the SQL gave them)."""
+    from hudi_md.table.partitions import PartitionScheme, coerce
+
     schema = table.schema
     scheme = PartitionScheme(table.config)
     wanted: dict[str, Any] = {}
@@ -240,7 +278,7 @@ def _static_partitions(sql: SqlCommand, table: TableState, opts: Mapping[str, st
         if values is None:
             raise InvalidOptionError(
                 f"{table.uri}: partition path {path!r} does not carry the values of "
-                f"{', '.join(static)}, so a static INSERT OVERWRITE cannot tell whether it replaces it"
+                f"{', '.join(static)}, so {what} cannot tell whether it is one of them"
             )
         if all(values.get(k) == v for k, v in wanted.items()):
             matched.append(path)
@@ -255,11 +293,6 @@ def _operation(opts: Mapping[str, str], key: str) -> str | None:
     if op not in OPERATIONS:
         raise InvalidOptionError(f"{key} must be one of {', '.join(OPERATIONS)}, got {raw!r}")
     return op
-
-
-def _ordering(opts: Mapping[str, str], table: TableState | None) -> bool:
-    given = opts.get(PRECOMBINE) or opts.get(ORDERING) or opts.get("hoodie.datasource.write.ordering.fields")
-    return bool((given or "").strip()) or bool(table is not None and table.config.ordering_fields)
 
 
 def _str_map(value: object) -> dict[str, str]:

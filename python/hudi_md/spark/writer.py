@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from hudi_md.errors import HudiMdError, RecordMergeError, SchemaEvolutionError
+from hudi_md.spark import protocol as P
 from hudi_md.spark.reader import session_s3a_conf
 from hudi_md.storage.hadoop_s3a import is_s3_path, s3a_storage_options
 from hudi_md.write.config import WriteConfig
@@ -38,24 +39,41 @@ if TYPE_CHECKING:
 
 FID_COLUMN = "_hoodie_md_fid"
 SEQ_COLUMN = "_hoodie_md_seq"
+# A boolean column of rows an upsert deletes by key instead (MERGE INTO's DELETE clauses; the
+# session extension adds it), not a column of the table.
+DELETE_FLAG = P.WRITE_DELETE_FLAG
 KEY, PART = "_hoodie_record_key", "_hoodie_partition_path"
 
 
-def _add_keys(cfg: WriteConfig, operation: str, schema: WriterSchema, table: str):
+def _add_keys(cfg: WriteConfig, operation: str, schema: WriterSchema, table: str, deletes: bool = False):
     """Each batch as the table takes it (the writer schema's columns, values converted), with its
-    record keys, partition paths and op codes (:func:`hudi_md.write.tagging.operation_codes`)."""
+    record keys, partition paths and op codes (:func:`hudi_md.write.tagging.operation_codes`);
+    ``deletes``: rows whose :data:`DELETE_FLAG` is true are deletes."""
+    import pyarrow.compute as pc
+
     from hudi_md.write import keygen
     from hudi_md.write.tagging import operation_codes
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for b in batches:
-            t = schema.conform(pa.Table.from_batches([b]), table)
+            t = pa.Table.from_batches([b])
+            flags = t.column(DELETE_FLAG) if deletes else None
+            if flags is not None:
+                t = t.drop_columns([DELETE_FLAG])
+            t = schema.conform(t, table)
             keys = keygen.record_keys(t, cfg.record_key_fields, cfg.keygen)
             parts = keygen.partition_paths(
                 t, cfg.partition_fields, hive_style=cfg.hive_style, url_encode=cfg.url_encode
             )
             t = t.append_column(KEY, keys).append_column(PART, parts)
-            t = t.append_column(OP_COLUMN, operation_codes(cfg, t, operation))
+            codes = operation_codes(cfg, t, operation)
+            if flags is not None:
+                # as Apache Hudi 1.2 runs a MERGE INTO's DELETE: on COPY_ON_WRITE a delete by key,
+                # on MERGE_ON_READ a delete ordered like a record (by the source row's ordering
+                # value: an older one leaves the stored row)
+                delete = pa.scalar(OP_DELETE_RECORD if cfg.is_mor else "D")
+                codes = pc.if_else(pc.fill_null(flags, False), delete, codes)
+            t = t.append_column(OP_COLUMN, codes)
             yield from t.to_batches()
 
     return fn
@@ -265,17 +283,20 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
     meta = [c for c in df.columns if c in META_COLUMNS]
     if meta:
         df = df.drop(*meta)
+    deletes = DELETE_FLAG in df.columns  # a MERGE INTO's rows: some of them deletes by key
+    if deletes and operation != "upsert":
+        raise InvalidOptionError(f"rows flagged {DELETE_FLAG} are written by an upsert, not {operation}")
     if is_s3_path(uri):  # the session's S3A settings, as Spark's own writers would use them
         options = s3a_storage_options(uri, dict(options or {}), session_s3a_conf(df.sparkSession))
     writer = HudiWriter(uri, options)
-    arrow_schema = spark_schema_to_arrow(df.schema)
+    arrow_schema = spark_schema_to_arrow(df.drop(DELETE_FLAG).schema if deletes else df.schema)
     storage_options = dict(writer.storage_options)
     # Before anything is written: the writer schema, and the records as the table takes them
     # (converted, keyed, merged by key; one Spark job measures them, so a value or in-batch merge
     # the table refuses fails here).
     cfg = WriteConfig.from_options(writer.options, writer.config())
     schema = writer.writer_schema_before_recovery(arrow_schema, operation, cfg)
-    keyed, measured = _keyed(df, cfg, operation, schema, uri) if schema is not None else (None, None)
+    keyed, measured = _keyed(df, cfg, operation, schema, uri, deletes) if schema is not None else (None, None)
     # The same protocol as HudiWriter.write: under the table lock the instant starts (a single
     # writer keeps the lock to the end; under optimistic concurrency control it is taken again
     # only to commit, by finish_commit, which checks for conflicts).
@@ -284,7 +305,7 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
         if keyed is None or session.writer_schema != schema:  # another writer changed it meanwhile
             if keyed is not None:
                 keyed.unpersist()
-            keyed, measured = _keyed(df, session.cfg, operation, session.writer_schema, uri)
+            keyed, measured = _keyed(df, session.cfg, operation, session.writer_schema, uri, deletes)
         commit = _write_started(df, keyed, measured, writer, session, uri, storage_options, arrow_schema)
     except BaseException as e:
         typed = _typed_error(e) if not isinstance(e, HudiMdError) else None
@@ -300,7 +321,7 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
 
 
 def _keyed(
-    df: DataFrame, cfg: WriteConfig, operation: str, schema: WriterSchema, uri: str
+    df: DataFrame, cfg: WriteConfig, operation: str, schema: WriterSchema, uri: str, deletes: bool = False
 ) -> tuple[Any, _Measure]:
     """The written DataFrame as the table takes it (cached), measured; a record the table
     refuses raises its typed error."""
@@ -316,7 +337,7 @@ def _keyed(
     keyed_schema = StructType(
         [*data_type.fields, *(StructField(c, StringType()) for c in (KEY, PART, OP_COLUMN))]
     )
-    keyed = df.mapInArrow(_add_keys(cfg, operation, schema, uri), keyed_schema)
+    keyed = df.mapInArrow(_add_keys(cfg, operation, schema, uri, deletes), keyed_schema)
     if needs_dedupe(cfg, operation):
         with_seq = keyed.withColumn(SEQ_COLUMN, F.monotonically_increasing_id())
         keyed = with_seq.repartition(PART, KEY).mapInArrow(_dedupe(cfg), keyed_schema)

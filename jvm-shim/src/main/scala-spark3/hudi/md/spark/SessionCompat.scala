@@ -18,4 +18,8 @@ object SessionCompat {
     if (session.sessionState.catalog.tableExists(table)) Some(session.sessionState.catalog.getTableMetadata(table))
     else None
   }
+
+  /** The analyzed plan of a DataFrame. */
+  def analyzed(df: org.apache.spark.sql.DataFrame): org.apache.spark.sql.catalyst.plans.logical.LogicalPlan =
+    df.queryExecution.analyzed
 }

@@ -21,4 +21,8 @@ object SessionCompat {
     val catalog = session.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.catalog
     if (catalog.tableExists(table)) Some(catalog.getTableMetadata(table)) else None
   }
+
+  /** The analyzed plan of a DataFrame (the classic implementation's). */
+  def analyzed(df: org.apache.spark.sql.DataFrame): org.apache.spark.sql.catalyst.plans.logical.LogicalPlan =
+    df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution.analyzed
 }

@@ -189,7 +189,9 @@ private[spark] object RecentAnswers {
  *
  * `listFiles` sends the translatable part of Spark's partition and data filters (for partition
  * pruning and data skipping), then re-evaluates the partition filters exactly on the JVM: Spark does
- * not re-apply partition filters after the scan. Plans are cached per filter until [[refresh]].
+ * not re-apply partition filters after the scan. Each scan asks the planner for the table as it is
+ * then (the same answer is not sent again); estimates (`sizeInBytes`, `inputFiles`) reuse the
+ * last plan until [[refresh]].
  *
  * A slice without log files (or any slice, for `read_optimized`) is its base file, read by Spark's
  * Parquet reader. A slice with log files (MOR snapshot) is one synthetic file carrying the slice
@@ -215,6 +217,8 @@ class HudiMdFileIndex(
   }
 
   private var schemas: Option[(StructType, StructType)] = None
+  @volatile private var ordering: Seq[String] = Nil
+  @volatile private var keys: Seq[String] = Nil
   private val plans = new java.util.LinkedHashMap[String, PlanResult](16, 0.75f, true) {
     override def removeEldestEntry(e: java.util.Map.Entry[String, PlanResult]): Boolean = size() > 32
   }
@@ -226,11 +230,23 @@ class HudiMdFileIndex(
 
   override def partitionSchema: StructType = loadSchemas()._2
 
+  /** The table's ordering fields (`hoodie.table.ordering.fields`; none: commit time ordering). */
+  def orderingFields: Seq[String] = { loadSchemas(); ordering }
+
+  /** The table's record key fields (`hoodie.table.recordkey.fields`). */
+  def recordKeyFields: Seq[String] = { loadSchemas(); keys }
+
   private def loadSchemas(): (StructType, StructType) = synchronized {
     schemas.getOrElse {
       val (header, _) = PlannerClient.call(settings, request(Protocol.OpSchema), withBody = false)
       val data = DataType.fromJson(header.path(Protocol.DataSchema).asText()).asInstanceOf[StructType]
       val part = DataType.fromJson(header.path(Protocol.PartitionSchema).asText()).asInstanceOf[StructType]
+      val fields = Seq.newBuilder[String]
+      header.path(Protocol.OrderingFields).elements().forEachRemaining(f => fields += f.asText())
+      ordering = fields.result()
+      val keyFields = Seq.newBuilder[String]
+      header.path(Protocol.RecordKeyFields).elements().forEachRemaining(f => keyFields += f.asText())
+      keys = keyFields.result()
       schemas = Some((data, part))
       (data, part)
     }
@@ -238,7 +254,9 @@ class HudiMdFileIndex(
 
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
     val filters = FilterTranslator.translate(partitionFilters ++ dataFilters)
-    val plan = planFor(filters)
+    // A scan lists the table as it is now: a catalog table's relation (and this index) outlives
+    // the writes other processes make. The planner answers `unchanged` when it is the same.
+    val plan = planFor(filters, current = true)
     val usable = partitionFilters.filter(usablePartitionFilter)
     val all = plan.directories(readOptimized, directoriesOf(plan))
     val listed =
@@ -320,7 +338,9 @@ class HudiMdFileIndex(
       Map(HudiMdFileFormat.SliceKey -> s.toJson.toString))
   }
 
-  private def planFor(filters: ObjectNode): PlanResult = synchronized {
+  /** The plan of `filters`: this index's last answer, or with `current` the planner's answer for
+   *  the table as it is now (the same answer, not sent again, when nothing changed). */
+  private def planFor(filters: ObjectNode, current: Boolean = false): PlanResult = synchronized {
     val key = filters.toString
     if (incremental.exists(_.commitTimes.isEmpty)) {
       // No commit in range: nothing to list, and nothing a later commit may add to this query.
@@ -328,7 +348,7 @@ class HudiMdFileIndex(
         PlannerClient.mapper.createObjectNode().put(Protocol.CounterCommitsInRange, 0).put(Protocol.CounterFileSlices, 0)
       return PlanResult(counters, incremental.flatMap(_.latest).orNull, IndexedSeq.empty)()
     }
-    Option(plans.get(key)).getOrElse {
+    Option(plans.get(key)).filterNot(_ => current).getOrElse {
       val req = request(Protocol.OpPlan)
       if (filters.path("op").asText() == "true") req.putNull(Protocol.Filters)
       else req.set[JsonNode](Protocol.Filters, filters)
@@ -363,6 +383,14 @@ class HudiMdFileIndex(
   override def inputFiles: Array[String] = fullPlan.inputFiles(readOptimized)
 
   override def sizeInBytes: Long = fullPlan.sizeInBytes(readOptimized)
+
+  /** The table's partition paths now (the MDT's, or a listing's), sorted. */
+  def partitionPaths(): Seq[String] = {
+    val (header, _) = PlannerClient.call(settings, request(Protocol.OpPartitions), withBody = false)
+    val out = Seq.newBuilder[String]
+    header.path(Protocol.PartitionPaths).elements().forEachRemaining(p => out += p.asText())
+    out.result()
+  }
 
   override def refresh(): Unit = synchronized {
     schemas = None

@@ -17,9 +17,9 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InsertIntoH
 class HudiMdWriteException(message: String) extends AnalysisException(message)
 
 /**
- * What the session extension refuses at analysis: `UPDATE`, `MERGE INTO`, `INSERT OVERWRITE
- * DIRECTORY ... USING hudi-md`, and any write into a `hudi-md` table [[WriteRules]] did not plan
- * (it plans `INSERT INTO` / `INSERT OVERWRITE` and `DELETE FROM`; [[DefaultSource]] takes
+ * What the session extension refuses at analysis: `INSERT OVERWRITE DIRECTORY ... USING hudi-md`,
+ * and any write into a `hudi-md` table [[WriteRules]] did not plan (it plans `INSERT INTO` /
+ * `INSERT OVERWRITE`, `UPDATE`, `MERGE INTO` and `DELETE FROM`; [[DefaultSource]] takes
  * `df.write.format("hudi-md").save`, `saveAsTable` and CTAS).
  *
  * The check runs during analysis ([[HudiMdExtensions]] injects it into sessions that start with the
@@ -36,16 +36,10 @@ object WriteGuard {
       .map(_.toLowerCase(Locale.ROOT))
 
   val SupportedWrite: String =
-    "write with SQL INSERT INTO / INSERT OVERWRITE / DELETE FROM on the table, " +
+    "write with SQL INSERT INTO / INSERT OVERWRITE / UPDATE / MERGE INTO / DELETE FROM on the table, " +
       "df.write.format(\"hudi-md\").mode(...).options(...).save(path), or from PySpark " +
       "hudi_md.write(df, path, operation=..., options={...}) (operations: insert, bulk_insert, upsert, delete, " +
       "insert_overwrite, insert_overwrite_table, delete_partition)"
-
-  /** How to get the effect of UPDATE / MERGE INTO with the writes hudi-md has. */
-  private val UpsertHint: String =
-    "write the changed rows as an upsert by record key instead: INSERT INTO the table (an upsert when it " +
-      "has a precombine field, or with SET hoodie.spark.sql.insert.into.operation=upsert), or " +
-      "df.write.format(\"hudi-md\").mode(\"append\").save(path); delete rows with DELETE FROM"
 
   def message(what: String, target: String, hint: String = SupportedWrite): String =
     s"hudi-md does not support $what on a hudi-md table ($target). Nothing was written; $hint."
@@ -84,8 +78,8 @@ object WriteGuard {
       refuse(what + " through Spark's file writer", c.catalogTable.map(describe).getOrElse(c.outputPath.toString))
     case c: InsertIntoDataSourceDirCommand if isHudiMdProvider(c.provider) =>
       refuse("INSERT OVERWRITE DIRECTORY", c.storage.locationUri.fold("no path")(_.toString))
-    case u: UpdateTable     => hudiMdTarget(u.table).foreach(refuse("UPDATE", _, UpsertHint))
-    case m: MergeIntoTable  => hudiMdTarget(m.targetTable).foreach(refuse("MERGE INTO", _, UpsertHint))
+    case u: UpdateTable     => hudiMdTarget(u.table).foreach(refuse("this UPDATE", _))
+    case m: MergeIntoTable  => hudiMdTarget(m.targetTable).foreach(refuse("this MERGE INTO", _))
     case d: DeleteFromTable => hudiMdTarget(d.table).foreach(refuse("this DELETE FROM", _))
     case _                  => ()
   }
@@ -103,9 +97,10 @@ object WriteGuard {
  * apply that conf; the `spark-sql` / `spark-submit` builders of both lines also load the service file).
  *
  * Resolution rules: [[WriteRules.FillMetaColumns]] (inserts without Hudi's meta columns) and
- * [[WriteGuardRule]] (UPDATE / MERGE INTO refused before Spark's own checks fail them with a
- * message that does not say what to do); post-hoc: [[WriteRules.PlanWrites]] (SQL writes into
- * [[DefaultSource]]); and [[WriteGuard.check]] on the analyzed plan.
+ * [[WriteGuardRule]] (INSERT OVERWRITE DIRECTORY refused before Spark's own checks); post-hoc:
+ * [[WriteRules.PlanWrites]] (SQL writes into [[DefaultSource]], `UPDATE` / `MERGE INTO` through
+ * [[RowLevelWrites]], `SHOW PARTITIONS`); [[WriteGuard.check]] on the analyzed plan; and the
+ * table function `hudi_table_changes` ([[TableChanges]]).
  */
 class HudiMdExtensions extends SparkSessionExtensionsProvider {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -113,15 +108,16 @@ class HudiMdExtensions extends SparkSessionExtensionsProvider {
     extensions.injectResolutionRule(session => WriteRules.FillMetaColumns(session))
     extensions.injectPostHocResolutionRule(_ => WriteRules.PlanWrites)
     extensions.injectCheckRule(_ => WriteGuard.check)
+    extensions.injectTableFunction(TableChanges.description)
   }
 }
 
-/** UPDATE, MERGE INTO and INSERT OVERWRITE DIRECTORY into `hudi-md`, refused during resolution. */
+/** INSERT OVERWRITE DIRECTORY into `hudi-md`, refused during resolution. */
 object WriteGuardRule extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = {
     plan.foreach {
-      case _: UpdateTable | _: MergeIntoTable | _: InsertIntoDataSourceDirCommand => WriteGuard.check(plan)
-      case _                                                                       => ()
+      case _: InsertIntoDataSourceDirCommand => WriteGuard.check(plan)
+      case _                                 => ()
     }
     plan
   }

@@ -7,10 +7,10 @@ import org.apache.spark.sql.{Row, SaveMode, SparkSession}
 import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.expressions.{Alias, Expression, Literal}
-import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, Filter, InsertIntoStatement, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, Filter, InsertIntoStatement, LogicalPlan, MergeIntoTable, Project, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
-import org.apache.spark.sql.execution.command.{CreateDataSourceTableAsSelectCommand, CreateDataSourceTableCommand, LeafRunnableCommand}
+import org.apache.spark.sql.execution.command.{AlterTableDropPartitionCommand, CreateDataSourceTableAsSelectCommand, CreateDataSourceTableCommand, LeafRunnableCommand, ShowPartitionsCommand, TruncateTableCommand}
 import org.apache.spark.sql.execution.datasources.{CreateTable, HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation, SaveIntoDataSourceCommand}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StringType
@@ -145,6 +145,23 @@ object WriteRules {
     override def apply(plan: LogicalPlan): LogicalPlan = plan.transformDown {
       case c: InsertIntoHadoopFsRelationCommand if c.fileFormat.isInstanceOf[HudiMdFileFormat] => insert(c)
       case d: DeleteFromTable if d.resolved && hudiMdRelation(d.table).isDefined            => delete(d)
+      case u: UpdateTable if u.resolved && hudiMdRelation(u.table).isDefined                =>
+        upsert(RowLevelWrites.update(u, hudiMdRelation(u.table).get), hudiMdRelation(u.table).get)
+      case m: MergeIntoTable if m.resolved && hudiMdRelation(m.targetTable).isDefined       =>
+        upsert(RowLevelWrites.merge(m, hudiMdRelation(m.targetTable).get), hudiMdRelation(m.targetTable).get)
+      case s: ShowPartitionsCommand if isHudiMdTable(s.tableName)                           =>
+        ShowHudiMdPartitions(s.tableName, s.output, s.spec)
+      case d: AlterTableDropPartitionCommand if isHudiMdTable(d.tableName)                  =>
+        val descriptor = tableDescriptor(Protocol.SqlDropPartitions, d.tableName)
+        val specs = descriptor.putArray(Protocol.SqlPartitionSpecs)
+        d.specs.foreach(spec => specs.add(jsonMap(spec)))
+        descriptor.put(Protocol.SqlIfExists, d.ifExists)
+        HudiMdTableWrite(d.tableName, descriptor.toString)
+      case t: TruncateTableCommand if isHudiMdTable(t.tableName)                            =>
+        val descriptor = tableDescriptor(Protocol.SqlTruncate, t.tableName)
+        val specs = descriptor.putArray(Protocol.SqlPartitionSpecs)
+        t.partitionSpec.foreach(spec => specs.add(jsonMap(spec)))
+        HudiMdTableWrite(t.tableName, descriptor.toString)
       case c: CreateDataSourceTableAsSelectCommand if WriteGuard.isHudiMd(c.table)          => c.copy(table = ctas(c.table))
       case c: CreateDataSourceTableCommand if WriteGuard.isHudiMd(c.table) && c.table.schema.nonEmpty =>
         CreateHudiMdTable(c)
@@ -208,12 +225,34 @@ object WriteRules {
     write(rows, original(relation.options), relation.location.rootPaths.head.toString, descriptor)
   }
 
+  /** UPDATE / MERGE INTO: `rows` (the table's columns) written as an upsert by record key. */
+  private def upsert(rows: LogicalPlan, target: LogicalRelation): LogicalPlan = {
+    val relation = target.relation.asInstanceOf[HadoopFsRelation]
+    val descriptor = sqlDescriptor(Protocol.SqlUpsert, target.catalogTable, relation.partitionSchema.fieldNames.toSeq)
+    write(rows, original(relation.options), relation.location.rootPaths.head.toString, descriptor)
+  }
+
+  /** An SQL command's descriptor on a catalog table (its partition columns from the catalog). */
+  private def tableDescriptor(command: String, name: org.apache.spark.sql.catalyst.TableIdentifier): ObjectNode = {
+    val table = SparkSession.getActiveSession.flatMap(s => SessionCompat.catalogTable(s, name))
+    sqlDescriptor(command, table, table.map(_.partitionColumnNames).getOrElse(Nil))
+  }
+
+  private def jsonMap(values: Map[String, String]): ObjectNode = {
+    val node = PlannerClient.mapper.createObjectNode()
+    values.foreach { case (k, v) => node.put(k, v) }
+    node
+  }
+
+  private def isHudiMdTable(name: org.apache.spark.sql.catalyst.TableIdentifier): Boolean =
+    SparkSession.getActiveSession.exists(s => SessionCompat.catalogTable(s, name).exists(WriteGuard.isHudiMd))
+
   private def isTrue(e: Expression): Boolean = e match {
     case Literal(true, _) => true
     case _                => false
   }
 
-  private def write(query: LogicalPlan, options: Map[String, String], path: String, descriptor: ObjectNode): LogicalPlan = {
+  def write(query: LogicalPlan, options: Map[String, String], path: String, descriptor: ObjectNode): SaveIntoDataSourceCommand = {
     val kept = hudiOptions(options, keepOthers = true).filterNot { case (k, _) => DefaultSource.isWriteInternal(k) }
     val all = kept + ("path" -> path) + (SqlWriteOption -> descriptor.toString)
     SaveIntoDataSourceCommand(query, new DefaultSource, all, SaveMode.Append)
@@ -280,5 +319,26 @@ case class CreateHudiMdTable(create: CreateDataSourceTableCommand) extends LeafR
       }
     }
     create.run(session)
+  }
+}
+
+/**
+ * `ALTER TABLE t DROP PARTITION (...)` and `TRUNCATE TABLE t [PARTITION (...)]` on a `hudi-md` table:
+ * a write of no rows whose descriptor says what goes (`hudi_md/spark/write_request.py`:
+ * `delete_partition` of the partitions named, or `insert_overwrite_table`), as Apache Hudi's SQL
+ * runs them through its writer (Spark's own commands would drop catalog partitions the table
+ * does not register, or delete its files behind the timeline).
+ */
+case class HudiMdTableWrite(table: org.apache.spark.sql.catalyst.TableIdentifier, descriptor: String)
+    extends LeafRunnableCommand {
+
+  override def run(session: SparkSession): Seq[Row] = {
+    val relation = SessionCompat.analyzed(session.table(table.quotedString)).collectFirst {
+      case l: LogicalRelation if WriteRules.hudiMdRelation(l).isDefined => l
+    }.getOrElse(throw new IllegalStateException(s"hudi-md: $table does not read as a hudi-md table"))
+    val fs = relation.relation.asInstanceOf[HadoopFsRelation]
+    val noRows = Filter(Literal(false), relation)
+    WriteRules.write(noRows, WriteRules.original(fs.options), fs.location.rootPaths.head.toString,
+      PlannerClient.mapper.readTree(descriptor).asInstanceOf[ObjectNode]).run(session)
   }
 }
