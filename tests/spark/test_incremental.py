@@ -267,7 +267,7 @@ def test_hudi_table_changes(hudi_spark, table_path) -> None:
     """Apache Hudi's ``hudi_table_changes`` table function, by path and by table name: the same rows
     as the incremental read (hudi-rs's as the oracle), ``earliest`` for every commit, an end bound;
     the ``cdc`` query type refused naming ``latest_state``."""
-    from pyspark.errors import AnalysisException
+    from pyspark.errors import IllegalArgumentException
 
     path = str(table_path(TRIPS))
     instants = commits(path)
@@ -282,9 +282,9 @@ def test_hudi_table_changes(hudi_spark, table_path) -> None:
             f"SELECT * FROM hudi_table_changes('{path}', 'latest_state', '{instants[0]}', '{instants[-2]}')"
         )
         assert spark_rows(df) == arrow_rows(hudi_rs_rows(path, instants[0], instants[-2]), df.columns)
-        with pytest.raises(AnalysisException, match="latest_state"):
+        with pytest.raises(IllegalArgumentException, match="latest_state"):
             hudi_spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'cdc', 'earliest')").collect()
-        with pytest.raises(AnalysisException, match="no table nope"):
+        with pytest.raises(IllegalArgumentException, match="no table nope"):
             hudi_spark.sql("SELECT * FROM hudi_table_changes('nope', 'latest_state', 'earliest')").collect()
     finally:
         hudi_spark.sql("DROP TABLE IF EXISTS changes_t")

@@ -482,3 +482,31 @@ def test_drop_partition_and_truncate(hudi_spark, sql, tmp_path: Path) -> None:
     assert last_operation(path) == "INSERT_OVERWRITE_TABLE"
     assert validate_metadata_table(hudi_md.open_table(path)) == []
     assert pending_instants(path) == []
+
+
+def test_add_columns(hudi_spark, sql, tmp_path: Path) -> None:
+    """ALTER TABLE ... ADD COLUMNS, as Apache Hudi's SQL: a commit of no rows with the evolved
+    schema (rows written before read the column as NULL, new rows carry it), the catalog's columns
+    too; hudi-rs reads the table the same; an existing name is refused, nothing written."""
+    from pyspark.errors import AnalysisException
+
+    path = str(tmp_path / "cols")
+    sql(
+        "CREATE TABLE cols_t (id string, ts long, fare double, city string) USING hudi_md "
+        f"PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{path}'"
+    )
+    sql("INSERT INTO cols_t VALUES ('a', 1, 1.0, 'sf')")
+    sql("ALTER TABLE cols_t ADD COLUMNS (note string, qty int)")
+    assert [f.name for f in sql("SELECT * FROM cols_t").schema.fields][-3:] == ["note", "qty", "city"]
+    sql("INSERT INTO cols_t (id, ts, fare, city, note, qty) VALUES ('b', 1, 2.0, 'nyc', 'hi', 3)")
+    got = sorted(tuple(r) for r in sql("SELECT id, note, qty FROM cols_t").collect())
+    assert got == [("a", None, None), ("b", "hi", 3)]
+    table = hudi_md.open_table(path)
+    assert table.schema.field("qty").type == pa.int32()
+    hudi_rows = hudi_rs_table(path)
+    assert sorted(zip(*(hudi_rows.column(c).to_pylist() for c in ("id", "note", "qty")), strict=True)) == got
+    instants = len(table.timeline.write_timeline())
+    with pytest.raises(AnalysisException, match="has a column fare already"):
+        sql("ALTER TABLE cols_t ADD COLUMNS (fare double)")
+    assert len(hudi_md.open_table(path).timeline.write_timeline()) == instants
+    assert pending_instants(path) == []

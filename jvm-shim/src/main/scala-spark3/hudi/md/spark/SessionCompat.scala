@@ -22,4 +22,8 @@ object SessionCompat {
   /** The analyzed plan of a DataFrame. */
   def analyzed(df: org.apache.spark.sql.DataFrame): org.apache.spark.sql.catalyst.plans.logical.LogicalPlan =
     df.queryExecution.analyzed
+
+  /** Replaces the data columns (not the partition columns) of `table`'s catalog entry. */
+  def alterDataSchema(session: SparkSession, table: TableIdentifier, dataSchema: org.apache.spark.sql.types.StructType): Unit =
+    session.sessionState.catalog.alterTableDataSchema(table, dataSchema)
 }

@@ -25,4 +25,8 @@ object SessionCompat {
   /** The analyzed plan of a DataFrame (the classic implementation's). */
   def analyzed(df: org.apache.spark.sql.DataFrame): org.apache.spark.sql.catalyst.plans.logical.LogicalPlan =
     df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution.analyzed
+
+  /** Replaces the data columns (not the partition columns) of `table`'s catalog entry. */
+  def alterDataSchema(session: SparkSession, table: TableIdentifier, dataSchema: org.apache.spark.sql.types.StructType): Unit =
+    session.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.catalog.alterTableDataSchema(table, dataSchema)
 }

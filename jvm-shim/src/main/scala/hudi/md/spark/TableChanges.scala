@@ -2,7 +2,7 @@ package hudi.md.spark
 
 import java.util.Locale
 
-import org.apache.spark.sql.{AnalysisException, SparkSession}
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -59,4 +59,6 @@ object TableChanges {
     throw new HudiMdTableChangesException(s"$Name: $message; usage: $Usage")
 }
 
-class HudiMdTableChangesException(message: String) extends AnalysisException(message)
+/** A bad call of `hudi_table_changes` (not an `AnalysisException`: Spark 4 re-creates those with the
+ *  call's position, and PySpark then fails to read a message without an error class). */
+class HudiMdTableChangesException(message: String) extends IllegalArgumentException(message)

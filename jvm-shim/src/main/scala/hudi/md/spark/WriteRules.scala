@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, Expression, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, Filter, InsertIntoStatement, LogicalPlan, MergeIntoTable, Project, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
-import org.apache.spark.sql.execution.command.{AlterTableDropPartitionCommand, CreateDataSourceTableAsSelectCommand, CreateDataSourceTableCommand, LeafRunnableCommand, ShowPartitionsCommand, TruncateTableCommand}
+import org.apache.spark.sql.execution.command.{AlterTableAddColumnsCommand, AlterTableDropPartitionCommand, CreateDataSourceTableAsSelectCommand, CreateDataSourceTableCommand, LeafRunnableCommand, ShowPartitionsCommand, TruncateTableCommand}
 import org.apache.spark.sql.execution.datasources.{CreateTable, HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation, SaveIntoDataSourceCommand}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StringType
@@ -157,6 +157,8 @@ object WriteRules {
         d.specs.foreach(spec => specs.add(jsonMap(spec)))
         descriptor.put(Protocol.SqlIfExists, d.ifExists)
         HudiMdTableWrite(d.tableName, descriptor.toString)
+      case a: AlterTableAddColumnsCommand if isHudiMdTable(a.table)                         =>
+        HudiMdAddColumns(a.table, a.colsToAdd, tableDescriptor(Protocol.SqlUpsert, a.table).toString)
       case t: TruncateTableCommand if isHudiMdTable(t.tableName)                            =>
         val descriptor = tableDescriptor(Protocol.SqlTruncate, t.tableName)
         val specs = descriptor.putArray(Protocol.SqlPartitionSpecs)
@@ -340,5 +342,41 @@ case class HudiMdTableWrite(table: org.apache.spark.sql.catalyst.TableIdentifier
     val noRows = Filter(Literal(false), relation)
     WriteRules.write(noRows, WriteRules.original(fs.options), fs.location.rootPaths.head.toString,
       PlannerClient.mapper.readTree(descriptor).asInstanceOf[ObjectNode]).run(session)
+  }
+}
+
+/**
+ * `ALTER TABLE t ADD COLUMNS (c type, ...)` on a `hudi-md` table, as Apache Hudi's SQL does it: a
+ * commit of no rows whose schema has the new (nullable) columns after the table's (the write path's
+ * schema evolution rules apply: an existing name is refused), then the catalog's columns. Rows
+ * written before read the new columns as NULL.
+ */
+case class HudiMdAddColumns(
+    table: org.apache.spark.sql.catalyst.TableIdentifier,
+    columns: Seq[org.apache.spark.sql.types.StructField],
+    descriptor: String)
+    extends LeafRunnableCommand {
+
+  override def run(session: SparkSession): Seq[Row] = {
+    val relation = SessionCompat.analyzed(session.table(table.quotedString)).collectFirst {
+      case l: LogicalRelation if WriteRules.hudiMdRelation(l).isDefined => l
+    }.getOrElse(throw new IllegalStateException(s"hudi-md: $table does not read as a hudi-md table"))
+    val resolver = SQLConf.get.resolver
+    columns.foreach { c =>
+      if (relation.output.exists(a => resolver(a.name, c.name))) {
+        throw new HudiMdWriteException(s"hudi-md: $table has a column ${c.name} already; nothing was written")
+      }
+    }
+    val added = columns.map(c => org.apache.spark.sql.catalyst.expressions.AttributeReference(c.name, c.dataType, nullable = true)())
+    val fs = relation.relation.asInstanceOf[HadoopFsRelation]
+    val noRows = org.apache.spark.sql.catalyst.plans.logical.LocalRelation(relation.output ++ added)
+    WriteRules.write(noRows, WriteRules.original(fs.options), fs.location.rootPaths.head.toString,
+      PlannerClient.mapper.readTree(descriptor).asInstanceOf[ObjectNode]).run(session)
+    SessionCompat.catalogTable(session, table).foreach { t =>
+      SessionCompat.alterDataSchema(session, table,
+        org.apache.spark.sql.types.StructType(t.dataSchema.fields ++ columns.map(_.copy(nullable = true))))
+    }
+    session.catalog.refreshTable(table.quotedString)
+    Nil
   }
 }
