@@ -25,12 +25,20 @@ object TableChanges {
 
   private val Usage = s"$Name('<db.table or path>', 'latest_state', '<begin instant or earliest>' [, '<end instant>'])"
 
+  /** Apache Hudi's own function (its Spark bundle's), for tables of another provider when a session
+   *  carries both extensions: the last one registered takes the name. */
+  private val HudiTableChanges = "org.apache.spark.sql.catalyst.plans.logical.HoodieTableChanges"
+
   def plan(args: Seq[Expression]): LogicalPlan = {
     if (args.size < 3 || args.size > 4) fail(s"takes 3 or 4 arguments, got ${args.size}")
     val values = args.map { a =>
       if (!a.foldable) fail(s"arguments must be constants, got $a")
       Option(a.eval()).map(_.toString.trim).getOrElse(fail("arguments must not be NULL"))
     }
+    hudiFunction(values.head, args).getOrElse(hudiMdPlan(values))
+  }
+
+  private def hudiMdPlan(values: Seq[String]): LogicalPlan = {
     val queryType = values(1).toLowerCase(Locale.ROOT)
     if (queryType != "latest_state") {
       fail(s"query type '${values(1)}' is not supported: hudi-md reads 'latest_state' (it writes no CDC log)")
@@ -43,6 +51,22 @@ object TableChanges {
       Incremental.BeginKey -> begin) ++ values.lift(3).map(Incremental.EndKey -> _)
     SessionCompat.analyzed(session.read.format("hudi-md").options(options).load(path))
   }
+
+  /** Apache Hudi's plan of the call, when `ref` names a catalog table that is not a hudi-md one
+   *  and Hudi's bundle is loaded. */
+  private def hudiFunction(ref: String, args: Seq[Expression]): Option[LogicalPlan] =
+    if (ref.contains("/") || ref.contains(":")) None
+    else {
+      val ident = org.apache.spark.sql.catalyst.parser.CatalystSqlParser.parseTableIdentifier(ref)
+      SessionCompat.catalogTable(SparkSession.active, ident).filterNot(WriteGuard.isHudiMd).flatMap { _ =>
+        try {
+          val cls = Class.forName(HudiTableChanges, true, Thread.currentThread().getContextClassLoader)
+          Some(cls.getConstructors.head.newInstance(args).asInstanceOf[LogicalPlan])
+        } catch {
+          case _: ClassNotFoundException | _: LinkageError => None
+        }
+      }
+    }
 
   /** A table name's location and storage options, or a path as it is. */
   private def locate(session: SparkSession, ref: String): (String, Map[String, String]) =
