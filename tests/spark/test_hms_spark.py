@@ -243,4 +243,5 @@ def test_spark_calls(run: dict[str, Any]) -> None:
     # what Spark's Hive 2.3 client asked for, all answered (an unsupported call is logged and fails
     # the query, which the tests above would show)
     assert {"set_ugi", "get_database", "get_databases", "get_tables", "get_table"} <= run["calls"]
-    assert {"get_partition_names", "get_partition_names_ps", "get_partitions_by_filter"} <= run["calls"]
+    # (SHOW PARTITIONS of a hudi-md table asks its planner, not the metastore)
+    assert {"get_partitions_by_filter"} <= run["calls"]

@@ -164,8 +164,9 @@ object RowLevelWrites {
 }
 
 /**
- * `SHOW PARTITIONS t [PARTITION (c = v, ...)]` on a `hudi-md` table: its partition paths as the
- * MDT (or the listing) has them, as Apache Hudi's SQL shows them (Spark's own command reads the
+ * `SHOW PARTITIONS t [PARTITION (c = v, ...)]` on a `hudi-md` table: its partitions with live file
+ * groups as the MDT (or the listing) has them, each as Spark shows one (`c=v/...`, whether or not
+ * the paths are hive-style; as a Hive-synced table showed them) (Spark's own command reads the
  * session catalog's partitions, which a `hudi-md` table does not register: it would show none).
  */
 case class ShowHudiMdPartitions(
@@ -182,12 +183,11 @@ case class ShowHudiMdPartitions(
     }.getOrElse(throw new IllegalStateException(s"hudi-md: $table does not read as a hudi-md table"))
     val columns = index.partitionSchema.fieldNames.toSeq
     val resolver = SQLConf.get.resolver
-    index.partitionPaths().filter { path =>
-      val values = ShowHudiMdPartitions.values(path, columns)
+    index.partitionPaths().map(ShowHudiMdPartitions.values(_, columns)).filter { values =>
       spec.getOrElse(Map.empty).forall { case (k, v) =>
         values.exists { case (name, value) => resolver(name, k) && value == v }
       }
-    }.map(org.apache.spark.sql.Row(_))
+    }.map(values => org.apache.spark.sql.Row(values.map { case (k, v) => s"$k=$v" }.mkString("/")))
   }
 }
 
