@@ -300,28 +300,25 @@ def merge_clauses(side: Side, partitioned: bool = True) -> list[Any]:
     return select(side)
 
 
-def merge_star(side: Side) -> list[Any]:
+def _merge_star(side: Side, rows: list[tuple[Any, ...]]) -> list[Any]:
+    """The seeded table, MERGE ... UPDATE SET * / INSERT * of ``rows``, then its rows."""
     seeded(side)
-    rows = [("k2", "b2", 20.0, 20, "x"), ("k9", "i", 9.0, 20, "z")]
     side.sql(
         "merge",
         f"MERGE INTO {side.name} t USING {source(rows)} s ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
     )
     return select(side)
+
+
+def merge_star(side: Side) -> list[Any]:
+    return _merge_star(side, [("k2", "b2", 20.0, 20, "x"), ("k9", "i", 9.0, 20, "z")])
 
 
 def merge_lower_ordering(side: Side) -> list[Any]:
     """MERGE ... UPDATE SET * whose source rows have a lower (k2) and an equal (k4) ordering value
     than the stored rows (10)."""
-    seeded(side)
-    rows = [("k2", "b-lower", 20.0, 5, "x"), ("k4", "d-equal", 40.0, 10, "y")]
-    side.sql(
-        "merge",
-        f"MERGE INTO {side.name} t USING {source(rows)} s ON t.id = s.id "
-        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
-    )
-    return select(side)
+    return _merge_star(side, [("k2", "b-lower", 20.0, 5, "x"), ("k4", "d-equal", 40.0, 10, "y")])
 
 
 def time_travel(side: Side) -> list[Any]:

@@ -171,11 +171,8 @@ class Planner:
                 return {**header, P.UNCHANGED: True}, b""
             return header, body
         if op == P.OP_PARTITIONS:
-            # as Apache Hudi 1.2's SHOW PARTITIONS: a partition whose file groups a delete_partition
-            # or an overwrite replaced is not shown, though the MDT lists it until its clean
-            view = table.file_system_view()
-            live = {s.partition_path for s in view.latest_file_slices(table.partitions())}
-            return {P.OK: True, P.PARTITION_PATHS: sorted(live)}, None
+            # as Apache Hudi 1.2's SHOW PARTITIONS: a dropped partition is not shown
+            return {P.OK: True, P.PARTITION_PATHS: table.live_partitions()}, None
         if op == P.OP_READ_SLICE:
             return self._read_slice(table, options, request.get(P.SLICE) or {}, request.get(P.COLUMNS))
         if op == P.OP_INCREMENTAL_RANGE:

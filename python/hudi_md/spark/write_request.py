@@ -235,7 +235,7 @@ def _drop_partitions(sql: SqlCommand, table: TableState, opts: dict[str, str]) -
         opts[OPERATION] = "insert_overwrite_table"
         return ResolvedWrite("insert_overwrite_table", opts)
     # a partition an earlier drop emptied is listed until its clean: not dropped again
-    live = {s.partition_path for s in table.file_system_view().latest_file_slices(table.partitions())}
+    live = set(table.live_partitions())
     dropped: list[str] = []
     for spec in sql.partition_specs:
         matched = _matching_partitions(table, spec, "DROP PARTITION")

@@ -303,6 +303,12 @@ class TableState:
     def partitions(self) -> list[str]:
         return self.listing.all_partitions()
 
+    def live_partitions(self) -> list[str]:
+        """The partitions holding live file groups, sorted: not one whose groups a delete_partition
+        or an overwrite replaced (the MDT lists it until its clean, as Apache Hudi's does)."""
+        view = self.file_system_view()
+        return sorted({s.partition_path for s in view.latest_file_slices(self.partitions())})
+
     def plan_source(self, as_of: str | None = None) -> PlanSource:
         """What a plan of this state as of ``as_of`` reads (:mod:`hudi_md.table.plan_source`): the
         metastore when the state came from it, else the MDT, else the storage listing."""

@@ -241,12 +241,8 @@ class HudiMdFileIndex(
       val (header, _) = PlannerClient.call(settings, request(Protocol.OpSchema), withBody = false)
       val data = DataType.fromJson(header.path(Protocol.DataSchema).asText()).asInstanceOf[StructType]
       val part = DataType.fromJson(header.path(Protocol.PartitionSchema).asText()).asInstanceOf[StructType]
-      val fields = Seq.newBuilder[String]
-      header.path(Protocol.OrderingFields).elements().forEachRemaining(f => fields += f.asText())
-      ordering = fields.result()
-      val keyFields = Seq.newBuilder[String]
-      header.path(Protocol.RecordKeyFields).elements().forEachRemaining(f => keyFields += f.asText())
-      keys = keyFields.result()
+      ordering = strings(header.path(Protocol.OrderingFields))
+      keys = strings(header.path(Protocol.RecordKeyFields))
       schemas = Some((data, part))
       (data, part)
     }
@@ -387,8 +383,13 @@ class HudiMdFileIndex(
   /** The table's partition paths now (the MDT's, or a listing's), sorted. */
   def partitionPaths(): Seq[String] = {
     val (header, _) = PlannerClient.call(settings, request(Protocol.OpPartitions), withBody = false)
+    strings(header.path(Protocol.PartitionPaths))
+  }
+
+  /** A JSON array of strings (none when absent). */
+  private def strings(node: JsonNode): Seq[String] = {
     val out = Seq.newBuilder[String]
-    header.path(Protocol.PartitionPaths).elements().forEachRemaining(p => out += p.asText())
+    node.elements().forEachRemaining(e => out += e.asText())
     out.result()
   }
 

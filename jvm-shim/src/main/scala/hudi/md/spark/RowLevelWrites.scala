@@ -25,15 +25,14 @@ object RowLevelWrites {
     val assigned = assignments(u.assignments, "UPDATE", where)
     // as Apache Hudi: a row's key and partition are where it is, an UPDATE does not move it
     val resolver = SQLConf.get.resolver
-    fileIndex(target).foreach { index =>
-      val fixed = index.recordKeyFields.map(_ -> "record key") ++ index.partitionSchema.fieldNames.map(_ -> "partition")
-      u.table.output.filter(a => assigned.contains(a.exprId)).foreach { a =>
-        fixed.find { case (f, _) => resolver(f, a.name) }.foreach { case (_, kind) =>
-          WriteGuard.refuse(
-            s"UPDATE ... SET of the $kind field `${a.name}`",
-            where,
-            "delete the row and insert it with its new value, as Apache Hudi requires")
-        }
+    val index = WriteRules.fileIndex(target)
+    val fixed = index.recordKeyFields.map(_ -> "record key") ++ index.partitionSchema.fieldNames.map(_ -> "partition")
+    u.table.output.filter(a => assigned.contains(a.exprId)).foreach { a =>
+      fixed.find { case (f, _) => resolver(f, a.name) }.foreach { case (_, kind) =>
+        WriteGuard.refuse(
+          s"UPDATE ... SET of the $kind field `${a.name}`",
+          where,
+          "delete the row and insert it with its new value, as Apache Hudi requires")
       }
     }
     val rows = u.condition.fold(u.table)(c => Filter(c, u.table))
@@ -67,7 +66,7 @@ object RowLevelWrites {
 
     val written = table.output.filterNot(a => isMeta(a.name))
     val resolver = SQLConf.get.resolver
-    val ordering = fileIndex(target).map(_.orderingFields).getOrElse(Nil)
+    val ordering = WriteRules.fileIndex(target).orderingFields
     val orderingColumns = written.filter(a => ordering.exists(resolver(_, a.name)))
     // A delete is ordered like a record by the source row's ordering value (Apache Hudi orders a
     // MERGE's deletes so on MERGE_ON_READ tables); its key and partition are the stored row's.
@@ -141,26 +140,12 @@ object RowLevelWrites {
       }
     }.toMap
 
-  private def fileIndex(target: LogicalRelation): Option[HudiMdFileIndex] = target.relation match {
-    case h: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
-      h.location match {
-        case i: HudiMdFileIndex => Some(i)
-        case _                  => None
-      }
-    case _ => None
-  }
-
   private def isMeta(name: String): Boolean = {
     val resolver = SQLConf.get.resolver
     WriteRules.MetaColumns.exists(resolver(_, name))
   }
 
-  private def describe(target: LogicalRelation): String =
-    target.catalogTable.map(_.identifier.unquotedString).getOrElse(
-      target.relation match {
-        case h: org.apache.spark.sql.execution.datasources.HadoopFsRelation => h.location.rootPaths.mkString(", ")
-        case other                                                          => other.toString
-      })
+  private def describe(target: LogicalRelation): String = WriteGuard.hudiMdTarget(target).getOrElse(target.toString)
 }
 
 /**
@@ -176,11 +161,7 @@ case class ShowHudiMdPartitions(
     extends org.apache.spark.sql.execution.command.LeafRunnableCommand {
 
   override def run(session: org.apache.spark.sql.SparkSession): Seq[org.apache.spark.sql.Row] = {
-    val index = SessionCompat.analyzed(session.table(table.quotedString)).collectFirst {
-      case l: LogicalRelation if l.relation.isInstanceOf[org.apache.spark.sql.execution.datasources.HadoopFsRelation] &&
-            l.relation.asInstanceOf[org.apache.spark.sql.execution.datasources.HadoopFsRelation].location.isInstanceOf[HudiMdFileIndex] =>
-        l.relation.asInstanceOf[org.apache.spark.sql.execution.datasources.HadoopFsRelation].location.asInstanceOf[HudiMdFileIndex]
-    }.getOrElse(throw new IllegalStateException(s"hudi-md: $table does not read as a hudi-md table"))
+    val index = WriteRules.fileIndex(WriteRules.catalogRelation(session, table))
     val columns = index.partitionSchema.fieldNames.toSeq
     val resolver = SQLConf.get.resolver
     index.partitionPaths().map(ShowHudiMdPartitions.values(_, columns)).filter { values =>

@@ -86,6 +86,16 @@ object WriteRules {
     case _                   => false
   }
 
+  /** The `hudi-md` relation the catalog table `table` reads as (commands that run on a table). */
+  def catalogRelation(session: SparkSession, table: org.apache.spark.sql.catalyst.TableIdentifier): LogicalRelation =
+    SessionCompat.analyzed(session.table(table.quotedString)).collectFirst {
+      case l: LogicalRelation if isHudiMd(l) => l
+    }.getOrElse(throw new IllegalStateException(s"hudi-md: $table does not read as a hudi-md table"))
+
+  /** A `hudi-md` relation's file index (its planner). */
+  def fileIndex(target: LogicalRelation): HudiMdFileIndex =
+    target.relation.asInstanceOf[HadoopFsRelation].location.asInstanceOf[HudiMdFileIndex]
+
   /**
    * A resolution rule: `INSERT INTO t VALUES (...)` / `SELECT ...` / `(cols) ...` / `BY NAME`
    * without Hudi's meta columns (the table reads them first) gets them as NULLs, as Apache
@@ -145,10 +155,10 @@ object WriteRules {
     override def apply(plan: LogicalPlan): LogicalPlan = plan.transformDown {
       case c: InsertIntoHadoopFsRelationCommand if c.fileFormat.isInstanceOf[HudiMdFileFormat] => insert(c)
       case d: DeleteFromTable if d.resolved && hudiMdRelation(d.table).isDefined            => delete(d)
-      case u: UpdateTable if u.resolved && hudiMdRelation(u.table).isDefined                =>
-        upsert(RowLevelWrites.update(u, hudiMdRelation(u.table).get), hudiMdRelation(u.table).get)
-      case m: MergeIntoTable if m.resolved && hudiMdRelation(m.targetTable).isDefined       =>
-        upsert(RowLevelWrites.merge(m, hudiMdRelation(m.targetTable).get), hudiMdRelation(m.targetTable).get)
+      case u: UpdateTable if u.resolved =>
+        hudiMdRelation(u.table).fold[LogicalPlan](u)(t => writeTo(t, RowLevelWrites.update(u, t), Protocol.SqlUpsert))
+      case m: MergeIntoTable if m.resolved =>
+        hudiMdRelation(m.targetTable).fold[LogicalPlan](m)(t => writeTo(t, RowLevelWrites.merge(m, t), Protocol.SqlUpsert))
       case s: ShowPartitionsCommand if isHudiMdTable(s.tableName)                           =>
         ShowHudiMdPartitions(s.tableName, s.output, s.spec)
       case d: AlterTableDropPartitionCommand if isHudiMdTable(d.tableName)                  =>
@@ -220,17 +230,18 @@ object WriteRules {
   }
 
   private def delete(d: DeleteFromTable): LogicalPlan = {
-    val target = hudiMdRelation(d.table).get
-    val relation = target.relation.asInstanceOf[HadoopFsRelation]
     val rows = if (isTrue(d.condition)) d.table else Filter(d.condition, d.table)
-    val descriptor = sqlDescriptor(Protocol.SqlDelete, target.catalogTable, relation.partitionSchema.fieldNames.toSeq)
-    write(rows, original(relation.options), relation.location.rootPaths.head.toString, descriptor)
+    writeTo(hudiMdRelation(d.table).get, rows, Protocol.SqlDelete)
   }
 
-  /** UPDATE / MERGE INTO: `rows` (the table's columns) written as an upsert by record key. */
-  private def upsert(rows: LogicalPlan, target: LogicalRelation): LogicalPlan = {
+  /** `rows` (the table's columns) written into `target` by the SQL `command` (DELETE FROM: the
+   *  rows deleted; UPDATE / MERGE INTO: an upsert by record key). */
+  private def writeTo(target: LogicalRelation, rows: LogicalPlan, command: String): SaveIntoDataSourceCommand =
+    writeTo(target, rows, sqlDescriptor(command, target.catalogTable, target.relation.asInstanceOf[HadoopFsRelation].partitionSchema.fieldNames.toSeq))
+
+  /** `rows` written into `target` with the SQL write's `descriptor`. */
+  def writeTo(target: LogicalRelation, rows: LogicalPlan, descriptor: ObjectNode): SaveIntoDataSourceCommand = {
     val relation = target.relation.asInstanceOf[HadoopFsRelation]
-    val descriptor = sqlDescriptor(Protocol.SqlUpsert, target.catalogTable, relation.partitionSchema.fieldNames.toSeq)
     write(rows, original(relation.options), relation.location.rootPaths.head.toString, descriptor)
   }
 
@@ -254,7 +265,7 @@ object WriteRules {
     case _                => false
   }
 
-  def write(query: LogicalPlan, options: Map[String, String], path: String, descriptor: ObjectNode): SaveIntoDataSourceCommand = {
+  private def write(query: LogicalPlan, options: Map[String, String], path: String, descriptor: ObjectNode): SaveIntoDataSourceCommand = {
     val kept = hudiOptions(options, keepOthers = true).filterNot { case (k, _) => DefaultSource.isWriteInternal(k) }
     val all = kept + ("path" -> path) + (SqlWriteOption -> descriptor.toString)
     SaveIntoDataSourceCommand(query, new DefaultSource, all, SaveMode.Append)
@@ -335,14 +346,16 @@ case class HudiMdTableWrite(table: org.apache.spark.sql.catalyst.TableIdentifier
     extends LeafRunnableCommand {
 
   override def run(session: SparkSession): Seq[Row] = {
-    val relation = SessionCompat.analyzed(session.table(table.quotedString)).collectFirst {
-      case l: LogicalRelation if WriteRules.hudiMdRelation(l).isDefined => l
-    }.getOrElse(throw new IllegalStateException(s"hudi-md: $table does not read as a hudi-md table"))
-    val fs = relation.relation.asInstanceOf[HadoopFsRelation]
-    val noRows = Filter(Literal(false), relation)
-    WriteRules.write(noRows, WriteRules.original(fs.options), fs.location.rootPaths.head.toString,
-      PlannerClient.mapper.readTree(descriptor).asInstanceOf[ObjectNode]).run(session)
+    val relation = WriteRules.catalogRelation(session, table)
+    WriteRules.writeTo(relation, Filter(Literal(false), relation), HudiMdTableWrite.descriptor(descriptor)).run(session)
   }
+}
+
+object HudiMdTableWrite {
+
+  /** A command's descriptor, kept as JSON text in the plan (a plan node's fields are compared and
+   *  copied as values). */
+  def descriptor(json: String): ObjectNode = PlannerClient.mapper.readTree(json).asInstanceOf[ObjectNode]
 }
 
 /**
@@ -358,9 +371,7 @@ case class HudiMdAddColumns(
     extends LeafRunnableCommand {
 
   override def run(session: SparkSession): Seq[Row] = {
-    val relation = SessionCompat.analyzed(session.table(table.quotedString)).collectFirst {
-      case l: LogicalRelation if WriteRules.hudiMdRelation(l).isDefined => l
-    }.getOrElse(throw new IllegalStateException(s"hudi-md: $table does not read as a hudi-md table"))
+    val relation = WriteRules.catalogRelation(session, table)
     val resolver = SQLConf.get.resolver
     columns.foreach { c =>
       if (relation.output.exists(a => resolver(a.name, c.name))) {
@@ -368,10 +379,8 @@ case class HudiMdAddColumns(
       }
     }
     val added = columns.map(c => org.apache.spark.sql.catalyst.expressions.AttributeReference(c.name, c.dataType, nullable = true)())
-    val fs = relation.relation.asInstanceOf[HadoopFsRelation]
     val noRows = org.apache.spark.sql.catalyst.plans.logical.LocalRelation(relation.output ++ added)
-    WriteRules.write(noRows, WriteRules.original(fs.options), fs.location.rootPaths.head.toString,
-      PlannerClient.mapper.readTree(descriptor).asInstanceOf[ObjectNode]).run(session)
+    WriteRules.writeTo(relation, noRows, HudiMdTableWrite.descriptor(descriptor)).run(session)
     SessionCompat.catalogTable(session, table).foreach { t =>
       SessionCompat.alterDataSchema(session, table,
         org.apache.spark.sql.types.StructType(t.dataSchema.fields ++ columns.map(_.copy(nullable = true))))
