@@ -38,8 +38,24 @@ TRIPS = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"  # city=<string>, 
 MOR_V6 = "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle.zip"  # one slice with a log file
 
 
+def bounds(path: str) -> dict[str, str]:
+    """Each commit's instant time → the time an incremental range compares for it: its completion
+    time on tables of version 8+, its instant time on version 6 (as Apache Hudi 1.2 reads them)."""
+    table = hudi_md.open_table(path)
+    writes = table.timeline.write_timeline()
+    if table.table_version == 6:
+        return {i.requested_time: i.requested_time for i in writes}
+    return {i.requested_time: i.completion_time for i in writes}
+
+
 def commits(path: str) -> list[str]:
-    return [i.requested_time for i in hudi_md.open_table(path).timeline.write_timeline()]
+    """The commits as range bounds, in order: ``(commits[0], commits[1]]`` holds the second."""
+    return sorted(bounds(path).values())
+
+
+def instant_of(path: str, bound: str) -> str:
+    """The instant time (``_hoodie_commit_time``) of the commit whose range bound is ``bound``."""
+    return next(t for t, b in bounds(path).items() if b == bound)
 
 
 MULTI_COMMIT = [a for a in archives() if "_empty" not in a]  # two or more commits each
@@ -59,17 +75,21 @@ def python_rows(path: str, begin: str | None, end: str | None = None) -> pa.Tabl
 
 
 def hudi_rs_rows(path: str, begin: str | None, end: str | None = None) -> pa.Table:
-    """hudi-rs's snapshot as of ``end`` (latest when None), rows with ``begin < commit time <= end``."""
+    """hudi-rs's snapshot as of the last commit in range (latest when ``end`` is None), rows whose
+    commit's bound (:func:`bounds`) is in ``(begin, end]``."""
+    in_range = {
+        t for t, b in bounds(path).items() if (begin is None or b > begin) and (end is None or b <= end)
+    }
     options = hudi.HudiReadOptions()
     if end is not None:
-        options = options.with_as_of_timestamp(end)
+        options = options.with_as_of_timestamp(
+            max([instant_of(path, b) for b in commits(path) if b <= end] or ["0"])
+        )
     batches = hudi.HudiTableBuilder.from_base_uri(path).build().read(options)
     rows = pa.Table.from_batches(batches)
-    times = rows.column("_hoodie_commit_time")
-    keep = pc.greater(times, begin) if begin is not None else pc.is_valid(times)
-    if end is not None:
-        keep = pc.and_(keep, pc.less_equal(times, end))
-    return rows.filter(keep)
+    return rows.filter(
+        pc.is_in(rows.column("_hoodie_commit_time"), value_set=pa.array(sorted(in_range), pa.string()))
+    )
 
 
 def hudi_rs_incremental(path: str, begin: str) -> pa.Table:
@@ -97,7 +117,7 @@ def test_equals_python_reader_and_hudi_rs(hudi_spark, table_path, archive: str) 
         got = spark_rows(df)
         assert got == arrow_rows(python_rows(path, begin, end), df.columns), (begin, end)
         assert got == arrow_rows(hudi_rs_rows(path, begin, end), df.columns), (begin, end)
-        in_range = {t for t in instants if t > begin and (end is None or t <= end)}
+        in_range = {instant_of(path, t) for t in instants if t > begin and (end is None or t <= end)}
         assert {r["_hoodie_commit_time"] for r in got} <= in_range
     if hudi_md.open_table(path).table_version == 6:
         df = incremental(hudi_spark, path, instants[0])
@@ -150,12 +170,12 @@ def test_lists_only_the_file_groups_written_in_range(hudi_spark, table_path) -> 
         rows = df.collect()
         counters = last_plan_counters(hudi_spark)
         assert counters["commits_in_range"] == 1
-        stats = table.timeline.metadata(table.timeline.get(end))["partitionToWriteStats"]
+        stats = table.timeline.metadata(table.timeline.get(instant_of(path, end)))["partitionToWriteStats"]
         written = {(partition or "", s["fileId"]) for partition, group in stats.items() for s in group}
         listed = files_read(df)
         assert len(listed) == counters["jvm_files"] <= len(written)
         assert all(name.split("_", 1)[0] in {f for _, f in written} for name in listed)
-        assert all(r["_hoodie_commit_time"] == end for r in rows)
+        assert all(r["_hoodie_commit_time"] == instant_of(path, end) for r in rows)
         if end == instants[-1]:
             assert listed <= snapshot_files
     df = incremental(hudi_spark, path, instants[0])
@@ -352,7 +372,8 @@ def test_tables_written_by_hudi_md(hudi_spark, tmp_path, table_type: str) -> Non
         hudi_md.write(_rows([2, 5, 31], 3, 0), path, operation="delete", options=opts),
         hudi_md.write(_rows([4, 8, 9, 32], 4, 200), path, operation="upsert", options=opts),
     ]
-    assert instants == commits(path)
+    assert instants == list(bounds(path))
+    instants = commits(path)
     if table_type == "MERGE_ON_READ":
         slices = hudi_md.open_table(path).file_slices()
         assert any(slices.column("log_files").to_pylist())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -14,8 +15,40 @@ from hudi_md.planning.planner import plan_scan, row_filter
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.partitions import PartitionScheme
 from hudi_md.table.state import TableState
+from hudi_md.table.timeline import Instant
 
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
+
+
+@dataclass(frozen=True)
+class IncrementalCommits:
+    """The completed writes of an incremental query over ``(start, end]`` and the instant (a
+    requested time; None: the latest) its slices are read as of."""
+
+    instants: tuple[Instant, ...]
+    as_of: str | None
+
+    @property
+    def times(self) -> list[str]:
+        """The commits' instant times: a row is in the query when its ``_hoodie_commit_time`` is one."""
+        return [i.requested_time for i in self.instants]
+
+
+def incremental_commits(table: TableState, start: str | None, end: str | None) -> IncrementalCommits:
+    """Which commits ``(start, end]`` holds, as Apache Hudi 1.2 reads it: on tables of version 8
+    and later the bounds are completion times (a commit's own instant time as the start takes that
+    commit in: it completed after it was requested); on version 6, requested times."""
+    timeline = table.timeline
+    writes = timeline.write_timeline()
+    if table.config.table_version < 8:
+        return IncrementalCommits(tuple(writes.between(start, end)), end)
+    as_of = None
+    if end is not None:
+        # the table as it stood at `end`: every instant completed by then (what a single writer's
+        # timeline held; one requested earlier but completing later is not in it)
+        done = timeline.completed().completed_between(None, end).last()
+        as_of = done.requested_time if done else end
+    return IncrementalCommits(tuple(writes.completed_between(start, end)), as_of)
 
 
 class TableScan:
@@ -108,15 +141,17 @@ class TableScan:
             return self._empty()
         schema = self._schema()
         self._check_columns(schema)
-        slices, times = self.incremental_plan(start, end)
-        if not times:
+        slices, commits = self.incremental_plan(start, end)
+        if not commits.instants:
             return self._project(schema.empty_table())
-        return self.read_commits(slices, times, end)
+        return self.read_commits(slices, commits.times, commits.as_of)
 
-    def incremental_plan(self, start: str | None, end: str | None) -> tuple[list[FileSlice], list[str]]:
-        """What an incremental query over ``(start, end]`` reads: the latest slices as of ``end`` of
-        the file groups the range's commits wrote (after this scan's filters), and those commits'
-        instant times (a row belongs to the query when its ``_hoodie_commit_time`` is one)."""
+    def incremental_plan(
+        self, start: str | None, end: str | None
+    ) -> tuple[list[FileSlice], IncrementalCommits]:
+        """What an incremental query over ``(start, end]`` reads: the latest slices as of its end
+        of the file groups the range's commits wrote (after this scan's filters), and those commits
+        (:func:`incremental_commits`)."""
         timeline = self.table.timeline
         if start is not None and end is not None and end < start:
             raise InvalidOptionError(f"incremental end {end} is before start {start}")
@@ -126,20 +161,20 @@ class TableScan:
                 f"{self.table.uri}: incremental queries need the {COMMIT_TIME_COLUMN} meta column "
                 "(hoodie.populate.meta.fields=false)"
             )
-        in_range = list(timeline.write_timeline().between(start, end))
-        if not in_range:
-            return [], []
+        commits = incremental_commits(self.table, start, end)
+        if not commits.instants:
+            return [], commits
         touched: set[tuple[str, str]] = set()
-        for instant in in_range:
+        for instant in commits.instants:
             meta = timeline.metadata(instant)
             for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
                 for stat in stats or ():
                     if stat.get("fileId"):
                         touched.add((partition or "", stat["fileId"]))
         # Indexes describe the latest state, not `end`: plan this range without them.
-        plan = plan_scan(self.table, self.filters, as_of=end, use_indexes=False)
+        plan = plan_scan(self.table, self.filters, as_of=commits.as_of, use_indexes=False)
         slices = [s for s in plan.slices if (s.partition_path, s.file_id) in touched]
-        return slices, [i.requested_time for i in in_range]
+        return slices, commits
 
     def read_commits(self, slices: Sequence[FileSlice], times: Sequence[str], as_of: str | None) -> pa.Table:
         """The rows of ``slices`` as of ``as_of`` whose ``_hoodie_commit_time`` is one of ``times``,

@@ -66,7 +66,7 @@ import pyarrow as pa
 
 from hudi_md.api import open_table
 from hudi_md.errors import HudiMdError, InvalidOptionError
-from hudi_md.planning.scan import TableScan
+from hudi_md.planning.scan import TableScan, incremental_commits
 from hudi_md.spark import protocol as P
 from hudi_md.spark.protocol import AS_OF, BEGIN, END, QUERY_TYPE
 from hudi_md.storage.hadoop_s3a import s3a_storage_options
@@ -293,16 +293,20 @@ class IncrementalRange:
     """The checked options of an incremental query.
 
     ``begin`` (exclusive; None = from the first commit) and ``end`` (inclusive; None = the latest)
-    are what ``Table.read(query_type="incremental", start=begin, end=end)`` takes; ``latest`` is
-    the latest completed commit; ``commit_times`` the completed commits in ``(begin, end]``: a row
-    belongs to the query when its ``_hoodie_commit_time`` is one of them (the set
-    ``TableScan.incremental`` filters on).
+    are what ``Table.read(query_type="incremental", start=begin, end=end)`` takes: completion times
+    on tables of version 8 and later, requested times on version 6 (as Apache Hudi 1.2:
+    :func:`~hudi_md.planning.scan.incremental_commits`); ``latest`` is the latest completed commit's
+    time in the same terms (the end an open range is pinned to); ``commit_times`` the instant times
+    of the completed commits in ``(begin, end]``: a row belongs to the query when its
+    ``_hoodie_commit_time`` is one of them (the set ``TableScan.incremental`` filters on);
+    ``as_of`` the instant the range's slices are read as of.
     """
 
     begin: str | None
     end: str | None
     latest: str | None
     commit_times: tuple[str, ...]
+    as_of: str | None
 
 
 def incremental_range(table: TableState, options: Mapping[str, str]) -> IncrementalRange:
@@ -322,10 +326,13 @@ def incremental_range(table: TableState, options: Mapping[str, str]) -> Incremen
     end = _instant_option(table, END, options[END]) if (options.get(END) or "").strip() else None
     if begin is not None and end is not None and end < begin:
         raise InvalidOptionError(f"{END} {end} is before {BEGIN} {begin}")
+    commits = incremental_commits(table, begin, end)
     writes = table.timeline.write_timeline()
-    last = writes.last()
-    times = tuple(i.requested_time for i in writes.between(begin, end))
-    return IncrementalRange(begin, end, last.requested_time if last else None, times)
+    if table.config.table_version < 8:
+        latest = max((i.requested_time for i in writes), default=None)
+    else:
+        latest = max((i.completion_time or i.requested_time for i in writes), default=None)
+    return IncrementalRange(begin, end, latest, tuple(commits.times), commits.as_of)
 
 
 def _instant_option(table: TableState, key: str, raw: str) -> str:
@@ -343,7 +350,7 @@ def _read_incremental_slice(
 ) -> pa.Table:
     """One merged slice of an incremental query, read as ``TableScan.incremental`` reads it."""
     scan = TableScan(table, columns=list(columns) if columns else None)
-    return scan.read_commits([fs], rng.commit_times, rng.end)
+    return scan.read_commits([fs], rng.commit_times, rng.as_of)
 
 
 # --- schemas and slices -----------------------------------------------------------------------------

@@ -196,9 +196,26 @@ class Timeline:
         return self.filter(lambda i: i.requested_time <= as_of)
 
     def between(self, start: str | None, end: str | None) -> Timeline:
-        """Instants with ``start < requested_time <= end`` (Hudi's incremental range)."""
+        """Instants with ``start < requested_time <= end`` (Hudi's incremental range on tables of
+        version 6)."""
         return self.filter(
             lambda i: (start is None or i.requested_time > start) and (end is None or i.requested_time <= end)
+        )
+
+    def completed_between(self, start: str | None, end: str | None) -> Timeline:
+        """Completed instants with ``start < completion time <= end`` (Hudi 1.x's incremental
+        range on tables of version 8 and later; an instant without a completion time, as a
+        metastore may hold, counts by its requested time)."""
+
+        def done_at(i: Instant) -> str:
+            return i.completion_time or i.requested_time
+
+        return self.filter(
+            lambda i: (
+                i.is_completed
+                and (start is None or done_at(i) > start)
+                and (end is None or done_at(i) <= end)
+            )
         )
 
     # --- queries ---------------------------------------------------------------------------------
