@@ -62,6 +62,8 @@ def test_slice_columns_are_the_protocol_names():
         protocol.OP_INCREMENTAL_RANGE,
         protocol.OP_CREATE_TABLE,
         protocol.OP_PARTITIONS,
+        protocol.OP_PROCEDURE_SCHEMA,
+        protocol.OP_CALL,
     )
 
 

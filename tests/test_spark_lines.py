@@ -62,7 +62,7 @@ def test_one_committed_jar_per_line_naming_its_line() -> None:
         line = name.removeprefix("hudi-md-spark-").split("_")[0]
         assert manifest["Spark-Line"] == line
         assert manifest["Spark-Version"].startswith(line + ".")
-        assert 50_000 < jar.stat().st_size < 400_000  # the shim's own classes only
+        assert 50_000 < jar.stat().st_size < 600_000  # the shim's own classes only (no bundled library)
     # Every jar was built from the checked-out sources (the wheel ships them as they are).
     assert stamps == {shim_sources_sha256() + "\n"}, "stale shim jars: run scripts/build-shim and commit them"
 

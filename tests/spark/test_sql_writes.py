@@ -510,3 +510,190 @@ def test_add_columns(hudi_spark, sql, tmp_path: Path) -> None:
         sql("ALTER TABLE cols_t ADD COLUMNS (fare double)")
     assert len(hudi_md.open_table(path).timeline.write_timeline()) == instants
     assert pending_instants(path) == []
+
+
+def _hudi_rs_as_of(path: str, instant: str) -> list[tuple]:
+    import hudi
+
+    options = hudi.HudiReadOptions().with_as_of_timestamp(instant)
+    rows = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(path).build().read(options))
+    return sorted(zip(*(rows.column(c).to_pylist() for c in ("id", "fare")), strict=True))
+
+
+@pytest.mark.spark_smoke
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_time_travel_in_sql(hudi_spark, sql, tmp_path: Path, kind: str) -> None:
+    """``TIMESTAMP AS OF`` / ``VERSION AS OF`` on a hudi-md table: an instant string (Apache Hudi's
+    ``yyyyMMddHHmmssSSS``, or ``yyyy-MM-dd HH:mm:ss.SSS``) or a timestamp reads the table as of it,
+    as hudi-rs reads it (commits requested at or before it); in a join and a subquery, with an alias
+    and a qualified column; a numbered version is refused naming the form to use; another provider's
+    table keeps Spark's own time travel (its error)."""
+    from pyspark.errors import AnalysisException, IllegalArgumentException
+
+    name = f"tt_{kind}"
+    path = str(tmp_path / name)
+    sql(
+        f"CREATE TABLE {name} (id string, ts long, fare double, city string) USING hudi_md "
+        f"PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{kind}') "
+        f"LOCATION '{path}'"
+    )
+    sql(f"INSERT INTO {name} VALUES ('a', 1, 1.0, 'sf'), ('b', 1, 2.0, 'nyc')")
+    sql(f"UPDATE {name} SET fare = 10.0 WHERE id = 'a'")
+    sql(f"DELETE FROM {name} WHERE id = 'b'")
+    c1, c2, c3 = (i.requested_time for i in hudi_md.open_table(path).timeline.write_timeline())
+
+    def as_of(clause: str) -> list[tuple]:
+        return sorted(tuple(r) for r in sql(f"SELECT id, fare FROM {name} {clause}").collect())
+
+    assert as_of(f"TIMESTAMP AS OF '{c1}'") == _hudi_rs_as_of(path, c1) == [("a", 1.0), ("b", 2.0)]
+    assert as_of(f"TIMESTAMP AS OF '{c2}'") == _hudi_rs_as_of(path, c2) == [("a", 10.0), ("b", 2.0)]
+    assert as_of(f"VERSION AS OF '{c1}'") == [("a", 1.0), ("b", 2.0)]
+    assert as_of("") == _hudi_rs_as_of(path, c3) == [("a", 10.0)]
+    dashed = f"{c2[:4]}-{c2[4:6]}-{c2[6:8]} {c2[8:10]}:{c2[10:12]}:{c2[12:14]}.{c2[14:]}"
+    assert as_of(f"TIMESTAMP AS OF '{dashed}'") == [("a", 10.0), ("b", 2.0)]
+    # the session zone is UTC; the instants are the JVM's local time, UTC here as in CI
+    assert as_of(f"TIMESTAMP AS OF TIMESTAMP '{dashed}'") == [("a", 10.0), ("b", 2.0)]
+    # the table of then beside the table of now, by alias and qualified name
+    joined = sql(
+        f"SELECT old.id, old.fare, {name}.fare AS now FROM {name} TIMESTAMP AS OF '{c1}' AS old "
+        f"LEFT JOIN {name} ON old.id = {name}.id"
+    )
+    assert sorted(tuple(r) for r in joined.collect()) == [("a", 1.0, 10.0), ("b", 2.0, None)]
+    gone = sql(f"SELECT id FROM {name} WHERE id NOT IN (SELECT id FROM {name} TIMESTAMP AS OF '{c3}')")
+    assert gone.collect() == []
+    with pytest.raises(IllegalArgumentException, match="VERSION AS OF takes an instant time"):
+        sql(f"SELECT * FROM {name} VERSION AS OF 1").collect()
+    sql(f"CREATE TABLE plain_{kind} (id string) USING parquet LOCATION '{tmp_path / 'plain'}'")
+    with pytest.raises(AnalysisException, match="TIME_TRAVEL"):
+        sql(f"SELECT * FROM plain_{kind} TIMESTAMP AS OF '2024-01-01 00:00:00'").collect()
+
+
+def test_managed_table(hudi_spark, sql) -> None:
+    """``CREATE TABLE`` without ``LOCATION``: the table goes to the database's location (Apache
+    Hudi's table at once, as with a location), reads and writes as any; hudi-rs reads it;
+    ``DROP TABLE`` removes its files (a managed table's data is the catalog's). A managed location
+    already holding other files is refused before anything is written, as Spark refuses it."""
+    from urllib.parse import urlparse
+
+    sql(
+        "CREATE TABLE managed_t (id string, ts long, fare double, city string) USING hudi_md "
+        "PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor')"
+    )
+    info = {r["col_name"]: r["data_type"] for r in sql("DESCRIBE TABLE EXTENDED managed_t").collect()}
+    assert info["Type"] == "MANAGED"
+    location = Path(urlparse(info["Location"]).path)
+    assert (location / ".hoodie" / "hoodie.properties").is_file()
+    sql("INSERT INTO managed_t VALUES ('a', 1, 1.0, 'sf'), ('b', 1, 2.0, 'nyc')")
+    sql("UPDATE managed_t SET fare = 3.0 WHERE id = 'b'")
+    got = sorted(tuple(r) for r in sql("SELECT id, fare FROM managed_t").collect())
+    assert got == [("a", 1.0), ("b", 3.0)]
+    rs = hudi_rs_table(str(location))
+    assert sorted(zip(rs.column("id").to_pylist(), rs.column("fare").to_pylist(), strict=True)) == got
+    sql("DROP TABLE managed_t")
+    assert not location.exists()
+    # a managed location holding files that are not a table
+    location.mkdir(parents=True)
+    (location / "stray.txt").write_text("not a table")
+    with pytest.raises(Exception, match="holds files that are not a Hudi table"):
+        sql(
+            "CREATE TABLE managed_t (id string, ts long) USING hudi_md "
+            "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')"
+        )
+    assert sorted(p.name for p in location.iterdir()) == ["stray.txt"]
+    assert not hudi_spark.catalog.tableExists("managed_t")
+
+
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_keyless_table(hudi_spark, sql, tmp_path: Path, kind: str) -> None:
+    """A table without ``primaryKey``: keys generated as Apache Hudi 1.2 generates them
+    (``<instant>_<task>_<row>``, no record key in ``hoodie.properties``), the same rows inserted
+    twice kept twice; ``UPDATE``, ``DELETE`` and ``MERGE INTO`` find rows by the keys they have
+    (as in Hudi 1.2 on the same statements); hudi-rs reads the same rows."""
+    name = f"keyless_{kind}"
+    path = str(tmp_path / name)
+    sql(
+        f"CREATE TABLE {name} (id string, name string, ts long, p string) USING hudi_md "
+        f"PARTITIONED BY (p) TBLPROPERTIES (type = '{kind}') LOCATION '{path}'"
+    )
+    assert "recordkey" not in (Path(path) / ".hoodie" / "hoodie.properties").read_text()
+    sql(f"INSERT INTO {name} VALUES ('k1', 'a', 1, 'x'), ('k2', 'b', 1, 'y'), ('k3', 'c', 1, 'x')")
+    sql(f"INSERT INTO {name} VALUES ('k1', 'a', 1, 'x')")
+    first, second = (i.requested_time for i in hudi_md.open_table(path).timeline.write_timeline())
+    keys = set(hudi_md.open_table(path).read(columns=["_hoodie_record_key"]).column(0).to_pylist())
+    assert len(keys) == 4 and all(k.startswith((f"{first}_", f"{second}_")) for k in keys)
+    assert all(len(k.split("_")) == 3 and k.split("_")[2].isdigit() for k in keys)
+
+    def rows() -> list[tuple]:
+        return sorted(tuple(r) for r in sql(f"SELECT id, name FROM {name}").collect())
+
+    assert rows() == [("k1", "a"), ("k1", "a"), ("k2", "b"), ("k3", "c")]
+    sql(f"UPDATE {name} SET name = 'z' WHERE id = 'k2'")
+    sql(f"DELETE FROM {name} WHERE id = 'k3'")
+    assert rows() == [("k1", "a"), ("k1", "a"), ("k2", "z")]
+    sql(
+        f"MERGE INTO {name} t USING (SELECT 'k2' id, 'm' name, 2L ts, 'y' p UNION ALL "
+        "SELECT 'k4', 'n', 2L, 'x') s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert rows() == [("k1", "a"), ("k1", "a"), ("k2", "m"), ("k4", "n")]
+    after = set(hudi_md.open_table(path).read(columns=["_hoodie_record_key"]).column(0).to_pylist())
+    assert len(after) == 4 and len(after & keys) == 3  # the kept rows kept their keys
+    rs = hudi_rs_table(path)
+    assert sorted(zip(rs.column("id").to_pylist(), rs.column("name").to_pylist(), strict=True)) == rows()
+    assert validate_metadata_table(hudi_md.open_table(path)) == []
+
+
+@pytest.mark.spark_smoke
+def test_call_procedures(hudi_spark, sql, tmp_path: Path) -> None:
+    """``CALL`` of Apache Hudi's procedures on a hudi-md table, by name and by position, by table
+    name and by path: ``show_commits`` lists the table's commits (newest first, as the timeline
+    has them), ``run_compaction`` compacts a MOR table (the rows stay, hudi-rs reads them, its
+    slices lose their log files), ``rollback_to_instant`` undoes the last commit,
+    ``validate_metadata`` finds the MDT in step; a bad call names what is wrong, writing nothing."""
+    from pyspark.errors import IllegalArgumentException
+
+    path = str(tmp_path / "calls")
+    sql(
+        "CREATE TABLE calls_t (id string, ts long, fare double, city string) USING hudi_md "
+        f"PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor') "
+        f"LOCATION '{path}'"
+    )
+    sql("INSERT INTO calls_t VALUES ('a', 1, 1.0, 'sf'), ('b', 1, 2.0, 'nyc')")
+    sql("UPDATE calls_t SET fare = 3.0 WHERE id = 'b'")
+    sql("UPDATE calls_t SET fare = 4.0 WHERE id = 'a'")
+    commits = [i.requested_time for i in hudi_md.open_table(path).timeline.write_timeline()]
+    shown = sql("CALL show_commits(table => 'calls_t')")
+    assert shown.columns[0] == "commit_time"
+    assert [r.commit_time for r in shown.collect()] == commits[::-1]
+    assert [r[0] for r in sql(f"CALL show_commits(path => '{path}', limit => 2)").collect()] == commits[:0:-1]
+    assert [r[0] for r in sql("call default.show_commits('calls_t', 1)").collect()] == commits[-1:]
+    assert sql("CALL validate_metadata(table => 'calls_t')").collect()[0].ok is True
+
+    before = sorted(tuple(r) for r in sql("SELECT id, fare FROM calls_t").collect())
+    compacted = sql(
+        "CALL run_compaction(op => 'run', table => 'calls_t', "
+        "options => 'hoodie.compact.inline.max.delta.commits=1')"
+    ).collect()
+    assert len(compacted) == 1 and compacted[0].state == "COMPLETED"
+    table = hudi_md.open_table(path)
+    assert not any(table.file_slices().column("log_files").to_pylist())
+    assert sorted(tuple(r) for r in sql("SELECT id, fare FROM calls_t").collect()) == before
+    rs = hudi_rs_table(path)
+    assert sorted(zip(rs.column("id").to_pylist(), rs.column("fare").to_pylist(), strict=True)) == before
+
+    sql("UPDATE calls_t SET fare = 9.0 WHERE id = 'a'")
+    last = hudi_md.open_table(path).timeline.write_timeline().last().requested_time
+    rolled = sql(f"CALL rollback_to_instant(table => 'calls_t', instant_time => '{last}')").collect()
+    assert rolled[0].rollback_result is True
+    assert sorted(tuple(r) for r in sql("SELECT id, fare FROM calls_t").collect()) == before
+
+    instants = len(hudi_md.open_table(path).timeline)
+    with pytest.raises(IllegalArgumentException, match=r"show_commits: unknown argument 'no_such'"):
+        sql("CALL show_commits(table => 'calls_t', no_such => 1)").collect()
+    with pytest.raises(IllegalArgumentException, match=r"'no_such_procedure'; hudi-md supports: .*show_"):
+        sql("CALL no_such_procedure(table => 'calls_t')")
+    with pytest.raises(IllegalArgumentException, match="name the table"):
+        sql("CALL show_commits(limit => 1)")
+    with pytest.raises(IllegalArgumentException, match="expected"):
+        sql("CALL show_commits(table => 'calls_t'")
+    assert len(hudi_md.open_table(path).timeline) == instants

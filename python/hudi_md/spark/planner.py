@@ -25,6 +25,12 @@ Requests:
 * ``{"op": "incremental_range", "path": P, "options": {...}}`` → ``{"ok": true, "begin": B or
   null, "end": E or null, "latest_instant": T or null, "commit_times": [...]}``: the checked range
   of an incremental query and the commits in it (see :func:`incremental_range`).
+* ``{"op": "procedure_schema", "path": P, "procedure": N}`` → ``{"ok": true, "result_schema":
+  <Spark StructType JSON>, "parameters": [...]}``: a ``CALL``'s output columns and its parameters
+  in Hudi's order (:mod:`hudi_md.spark.procedures`).
+* ``{"op": "call", "path": P, "options": {...}, "procedure": N, "args": [{"arg_name": K, "arg_value": V},
+  ...]}`` → ``{"ok": true, "rows": N}`` + Arrow stream of the procedure's rows
+  (:func:`call_procedure`).
 * ``{"op": "create_table", "path": P, "options": {...}, "schema": <Spark StructType JSON>}`` →
   ``{"ok": true}``: Apache Hudi's ``CREATE TABLE`` (``hoodie.properties``, no instant) for the
   shim's SQL ``CREATE TABLE ... USING hudi-md`` on a location without a table (options: Hudi's
@@ -149,6 +155,24 @@ class Planner:
         if op == P.OP_CREATE_TABLE:
             create_table(path, options, request.get(P.TABLE_SCHEMA))
             return {P.OK: True}, None
+        if op == P.OP_PROCEDURE_SCHEMA:
+            from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
+            from hudi_md.spark.procedures import PROCEDURES, procedure_schema
+
+            name = str(request.get(P.PROCEDURE) or "")
+            schema = procedure_schema(name)
+            return {
+                P.OK: True,
+                P.RESULT_SCHEMA: json.dumps(arrow_schema_to_spark_json(schema)),
+                P.PARAMETERS: [p.name for p in PROCEDURES[name.strip().lower()].parameters],
+            }, None
+        if op == P.OP_CALL:
+            storage_options = s3a_storage_options(
+                path,
+                {k: v for k, v in options.items() if k not in _READ_OPTIONS},
+                string_map(request.get(P.HADOOP_CONF)),
+            )
+            return call_procedure(path, storage_options, request)
         table = self._table(path, options, string_map(request.get(P.HADOOP_CONF)))
         latest = table.timeline.write_timeline().last()
         if op == P.OP_SCHEMA:
@@ -286,6 +310,32 @@ def create_table(path: str, options: Mapping[str, str], spark_schema: object) ->
 
 
 # --- incremental queries ---------------------------------------------------------------------------
+
+
+def call_procedure(
+    path: str, storage_options: Mapping[str, str], request: Mapping[str, Any]
+) -> tuple[dict[str, Any], bytes]:
+    """A ``CALL``: the procedure's rows as an Arrow stream of the types Spark reads. The shim sends
+    the arguments by name (it bound those given by position to ``procedure_schema``'s parameters
+    and resolved the table to ``path``)."""
+    from hudi_md.spark.arrow_types import arrow_schema_to_spark_json, spark_schema_to_arrow
+    from hudi_md.spark.procedures import call, procedure_schema
+
+    name = str(request.get(P.PROCEDURE) or "")
+    schema = procedure_schema(name)
+    args: dict[str, str] = {}
+    for arg in request.get(P.PROCEDURE_ARGS) or ():
+        key = arg.get(P.ARG_NAME)
+        if not key:
+            raise InvalidOptionError(f"CALL {name}: an argument without a name: {arg!r}")
+        args[str(key)] = str(arg.get(P.ARG_VALUE))
+    rows = call(name, path, args, storage_options)
+    spark_types = spark_schema_to_arrow(arrow_schema_to_spark_json(schema))
+    rows = rows.select(schema.names).cast(spark_types)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, rows.schema) as writer:
+        writer.write_table(rows)
+    return {P.OK: True, P.ROWS: rows.num_rows}, sink.getvalue().to_pybytes()
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,19 @@ OP_READ_SLICE = "read_slice"
 OP_INCREMENTAL_RANGE = "incremental_range"
 OP_CREATE_TABLE = "create_table"
 OP_PARTITIONS = "partitions"  # the table's partition paths (SHOW PARTITIONS)
-OPS = (OP_PING, OP_SCHEMA, OP_PLAN, OP_READ_SLICE, OP_INCREMENTAL_RANGE, OP_CREATE_TABLE, OP_PARTITIONS)
+OP_PROCEDURE_SCHEMA = "procedure_schema"  # a CALL's output columns (hudi_md.spark.procedures)
+OP_CALL = "call"  # a CALL's rows, as an Arrow stream
+OPS = (
+    OP_PING,
+    OP_SCHEMA,
+    OP_PLAN,
+    OP_READ_SLICE,
+    OP_INCREMENTAL_RANGE,
+    OP_CREATE_TABLE,
+    OP_PARTITIONS,
+    OP_PROCEDURE_SCHEMA,
+    OP_CALL,
+)
 
 # Request keys.
 OP = "op"
@@ -47,6 +59,11 @@ FILTERS = "filters"
 SLICE = "slice"
 COLUMNS = "columns"
 TABLE_SCHEMA = "schema"  # create_table: the table's columns, a Spark StructType as JSON
+# procedure_schema / call: the procedure's name and its arguments (each {"arg_name": N, "arg_value": V})
+PROCEDURE = "procedure"
+PROCEDURE_ARGS = "args"
+ARG_NAME = "arg_name"
+ARG_VALUE = "arg_value"
 
 # ``plan``: true when the shim can lend the driver's Spark for the plan (its column_stats job).
 ENGINE = "engine"
@@ -75,6 +92,8 @@ MESSAGE = "message"
 DATA_SCHEMA = "data_schema"
 PARTITION_SCHEMA = "partition_schema"
 LATEST_INSTANT = "latest_instant"
+RESULT_SCHEMA = "result_schema"  # procedure_schema: the output columns, a Spark StructType as JSON
+PARAMETERS = "parameters"  # procedure_schema: the parameters' names, in Hudi's order
 ORDERING_FIELDS = "ordering_fields"  # ``schema``: the table's ordering fields (MERGE INTO's deletes)
 RECORD_KEY_FIELDS = "record_key_fields"  # ``schema``: the table's record key fields (UPDATE's check)
 PARTITION_PATHS = "partition_paths"  # ``partitions``: the table's partition paths, sorted
@@ -154,6 +173,8 @@ TABLE_EXISTS_ERROR = "TableExistsError"
 
 __all__ = [
     "ANSWER",
+    "ARG_NAME",
+    "ARG_VALUE",
     "AS_OF",
     "BASE_FILE",
     "BASE_FILE_SIZE",
@@ -198,14 +219,17 @@ __all__ = [
     "OP",
     "OPS",
     "OPTIONS",
+    "OP_CALL",
     "OP_CREATE_TABLE",
     "OP_INCREMENTAL_RANGE",
     "OP_PARTITIONS",
     "OP_PING",
     "OP_PLAN",
+    "OP_PROCEDURE_SCHEMA",
     "OP_READ_SLICE",
     "OP_SCHEMA",
     "ORDERING_FIELDS",
+    "PARAMETERS",
     "PARTITION_PATH",
     "PARTITION_PATHS",
     "PARTITION_SCHEMA",
@@ -213,12 +237,15 @@ __all__ = [
     "PATH",
     "PLANNER_MODULE",
     "PLAN_JOB_TAG",
+    "PROCEDURE",
+    "PROCEDURE_ARGS",
     "QUERY_INCREMENTAL",
     "QUERY_READ_OPTIMIZED",
     "QUERY_SNAPSHOT",
     "QUERY_TYPE",
     "QUERY_TYPES",
     "RECORD_KEY_FIELDS",
+    "RESULT_SCHEMA",
     "ROWS",
     "SAVE_MODES",
     "SAVE_MODE_APPEND",

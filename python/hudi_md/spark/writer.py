@@ -43,25 +43,43 @@ SEQ_COLUMN = "_hoodie_md_seq"
 # session extension adds it), not a column of the table.
 DELETE_FLAG = P.WRITE_DELETE_FLAG
 KEY, PART = "_hoodie_record_key", "_hoodie_partition_path"
+# the rows' own record keys, kept for a table whose keys are generated (an UPDATE/MERGE/DELETE
+# rewrites rows by the keys they have)
+GIVEN_KEY = "_hoodie_md_given_key"
 
 
-def _add_keys(cfg: WriteConfig, operation: str, schema: WriterSchema, table: str, deletes: bool = False):
+def _add_keys(
+    cfg: WriteConfig,
+    operation: str,
+    schema: WriterSchema,
+    table: str,
+    deletes: bool = False,
+    instant: str = "",
+):
     """Each batch as the table takes it (the writer schema's columns, values converted), with its
     record keys, partition paths and op codes (:func:`hudi_md.write.tagging.operation_codes`);
-    ``deletes``: rows whose :data:`DELETE_FLAG` is true are deletes."""
+    ``deletes``: rows whose :data:`DELETE_FLAG` is true are deletes. A table without record key
+    fields: the rows' :data:`GIVEN_KEY` where they have one, else keys generated for ``instant``
+    by task and row (as Apache Hudi numbers them)."""
     import pyarrow.compute as pc
+    from pyspark import TaskContext
 
     from hudi_md.write import keygen
-    from hudi_md.write.tagging import operation_codes
+    from hudi_md.write.tagging import operation_codes, record_keys_of
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        context = TaskContext.get()
+        task = context.partitionId() if context is not None else 0
+        row = 0
         for b in batches:
             t = pa.Table.from_batches([b])
             flags = t.column(DELETE_FLAG) if deletes else None
             if flags is not None:
                 t = t.drop_columns([DELETE_FLAG])
-            t = schema.conform(t, table)
-            keys = keygen.record_keys(t, cfg.record_key_fields, cfg.keygen)
+            given = t.column(GIVEN_KEY) if GIVEN_KEY in t.column_names else None
+            t = schema.conform(t.drop_columns([GIVEN_KEY]) if given is not None else t, table)
+            keys = record_keys_of(cfg, t, operation, instant, task, row, given)
+            row += t.num_rows
             parts = keygen.partition_paths(
                 t, cfg.partition_fields, hive_style=cfg.hive_style, url_encode=cfg.url_encode
             )
@@ -280,23 +298,29 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
         raise InvalidOptionError(f"operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
     # Hudi's meta columns of the input (rows read from a Hudi table) are the writer's to fill, as
     # Apache Hudi drops them.
+    if is_s3_path(uri):  # the session's S3A settings, as Spark's own writers would use them
+        options = s3a_storage_options(uri, dict(options or {}), session_s3a_conf(df.sparkSession))
+    writer = HudiWriter(uri, options)
+    cfg = WriteConfig.from_options(writer.options, writer.config())
     meta = [c for c in df.columns if c in META_COLUMNS]
+    if KEY in meta and not cfg.record_key_fields:
+        # generated keys: the rows' own are how an UPDATE, DELETE or MERGE INTO finds them
+        df = df.withColumnRenamed(KEY, GIVEN_KEY)
+        meta.remove(KEY)
     if meta:
         df = df.drop(*meta)
     deletes = DELETE_FLAG in df.columns  # a MERGE INTO's rows: some of them deletes by key
     if deletes and operation != "upsert":
         raise InvalidOptionError(f"rows flagged {DELETE_FLAG} are written by an upsert, not {operation}")
-    if is_s3_path(uri):  # the session's S3A settings, as Spark's own writers would use them
-        options = s3a_storage_options(uri, dict(options or {}), session_s3a_conf(df.sparkSession))
-    writer = HudiWriter(uri, options)
-    arrow_schema = spark_schema_to_arrow(df.drop(DELETE_FLAG).schema if deletes else df.schema)
+    arrow_schema = spark_schema_to_arrow(df.drop(DELETE_FLAG, GIVEN_KEY).schema)
     storage_options = dict(writer.storage_options)
     # Before anything is written: the writer schema, and the records as the table takes them
     # (converted, keyed, merged by key; one Spark job measures them, so a value or in-batch merge
     # the table refuses fails here).
-    cfg = WriteConfig.from_options(writer.options, writer.config())
     schema = writer.writer_schema_before_recovery(arrow_schema, operation, cfg)
-    keyed, measured = _keyed(df, cfg, operation, schema, uri, deletes) if schema is not None else (None, None)
+    # generated keys carry the instant: keyed once it exists
+    early = schema is not None and bool(cfg.record_key_fields)
+    keyed, measured = _keyed(df, cfg, operation, schema, uri, deletes) if early else (None, None)
     # The same protocol as HudiWriter.write: under the table lock the instant starts (a single
     # writer keeps the lock to the end; under optimistic concurrency control it is taken again
     # only to commit, by finish_commit, which checks for conflicts).
@@ -305,7 +329,9 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
         if keyed is None or session.writer_schema != schema:  # another writer changed it meanwhile
             if keyed is not None:
                 keyed.unpersist()
-            keyed, measured = _keyed(df, session.cfg, operation, session.writer_schema, uri, deletes)
+            keyed, measured = _keyed(
+                df, session.cfg, operation, session.writer_schema, uri, deletes, session.instant
+            )
         commit = _write_started(df, keyed, measured, writer, session, uri, storage_options, arrow_schema)
     except BaseException as e:
         typed = _typed_error(e) if not isinstance(e, HudiMdError) else None
@@ -321,10 +347,16 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
 
 
 def _keyed(
-    df: DataFrame, cfg: WriteConfig, operation: str, schema: WriterSchema, uri: str, deletes: bool = False
+    df: DataFrame,
+    cfg: WriteConfig,
+    operation: str,
+    schema: WriterSchema,
+    uri: str,
+    deletes: bool = False,
+    instant: str = "",
 ) -> tuple[Any, _Measure]:
     """The written DataFrame as the table takes it (cached), measured; a record the table
-    refuses raises its typed error."""
+    refuses raises its typed error. ``instant``: the write's, for generated keys."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
@@ -332,12 +364,14 @@ def _keyed(
     from hudi_md.write.tagging import needs_dedupe
 
     data_type = (
-        StructType.fromJson(arrow_schema_to_spark_json(schema.schema)) if schema.keeps_records else df.schema
+        StructType.fromJson(arrow_schema_to_spark_json(schema.schema))
+        if schema.keeps_records
+        else df.drop(GIVEN_KEY).schema
     )
     keyed_schema = StructType(
         [*data_type.fields, *(StructField(c, StringType()) for c in (KEY, PART, OP_COLUMN))]
     )
-    keyed = df.mapInArrow(_add_keys(cfg, operation, schema, uri, deletes), keyed_schema)
+    keyed = df.mapInArrow(_add_keys(cfg, operation, schema, uri, deletes, instant), keyed_schema)
     if needs_dedupe(cfg, operation):
         with_seq = keyed.withColumn(SEQ_COLUMN, F.monotonically_increasing_id())
         keyed = with_seq.repartition(PART, KEY).mapInArrow(_dedupe(cfg), keyed_schema)

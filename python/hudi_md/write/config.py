@@ -277,7 +277,8 @@ class WriteConfig:
             table_name = opts.get(TABLE_NAME, "")
             if not table_name:
                 raise InvalidOptionError(f"{TABLE_NAME} is required to create a table")
-            record_keys = _list(opts.get(RECORD_KEY, "uuid"))
+            # none given: a table without record keys, its keys generated (Apache Hudi 1.x)
+            record_keys = _list(opts.get(RECORD_KEY))
             partition_specs = _list(opts.get(PARTITION_PATH))
             partitions = [p.split(":", 1)[0] for p in partition_specs]
             ordering = _list(
@@ -295,8 +296,6 @@ class WriteConfig:
             keygen = _keygen(opts, record_keys, partitions)
             merge_mode = _merge_mode(opts) or ("EVENT_TIME_ORDERING" if ordering else "COMMIT_TIME_ORDERING")
             database = opts.get(DATABASE_NAME, "default")
-        if not record_keys:
-            raise InvalidOptionError(f"{RECORD_KEY} must name at least one column")
         _check_partition_specs(keygen, partition_specs)
         if existing is not None:
             check_options_match_table(opts, existing)

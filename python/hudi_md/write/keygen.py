@@ -145,6 +145,22 @@ def record_keys(table: pa.Table, fields: Sequence[str], keygen: str) -> pa.Array
     return pa.array(out, pa.string())
 
 
+def auto_keys(
+    instant: str, task: int, start: int, count: int, given: pa.ChunkedArray | None = None
+) -> pa.Array:
+    """Record keys of a table without record key fields, as Apache Hudi 1.2 generates them:
+    ``<instant>_<task>_<row>`` (the write's instant time, the writing task's number, the row's
+    number in that task, from ``start``). ``given``: keys the rows already have (rows of the table
+    an ``UPDATE``/``MERGE``/``DELETE`` rewrites, carrying their ``_hoodie_record_key``): kept where
+    not null."""
+    import pyarrow.compute as pc
+
+    generated = pa.array([f"{instant}_{task}_{start + i}" for i in range(count)], pa.string())
+    if given is None:
+        return generated
+    return pc.coalesce(given.combine_chunks().cast(pa.string()), generated)
+
+
 def partition_paths(
     table: pa.Table, fields: Sequence[str], *, hive_style: bool, url_encode: bool
 ) -> pa.Array:

@@ -62,7 +62,6 @@ def create_table(
         C.TABLE_TYPE: cfg.table_type,
         C.TABLE_VERSION: "9",
         C.INITIAL_VERSION: "9",
-        C.RECORD_KEY_FIELDS: ",".join(cfg.record_key_fields),
         C.PARTITION_FIELDS: ",".join(cfg.partition_fields),
         C.KEYGEN_TYPE: cfg.keygen,
         C.HIVE_STYLE_PARTITIONING: str(cfg.hive_style).lower(),
@@ -78,6 +77,8 @@ def create_table(
         C.METADATA_PARTITIONS_INFLIGHT: "",
         C.CREATE_SCHEMA: without_meta(avro_schema_json),
     }
+    if cfg.record_key_fields:  # none: keys generated (Apache Hudi writes no such property then)
+        props[C.RECORD_KEY_FIELDS] = ",".join(cfg.record_key_fields)
     if cfg.ordering_fields:
         props[C.ORDERING_FIELDS] = ",".join(cfg.ordering_fields)
     if not cfg.partition_fields:

@@ -56,12 +56,15 @@ def records_per_file(cfg: WriteConfig, avg_record_bytes: int) -> int:
     return max(1, int(cfg.max_file_size * _FILL // max(1, avg_record_bytes)))
 
 
-def prepare_rows(cfg: WriteConfig, data: pa.Table, operation: str) -> pa.Table:
+def prepare_rows(
+    cfg: WriteConfig, data: pa.Table, operation: str, instant: str = "", task: int = 0, start: int = 0
+) -> pa.Table:
     """The rows with their record key, partition path and operation (``U``/``D``) columns,
     deduplicated by key when the operation or options ask for it (by the table's merge rules,
-    :func:`hudi_md.read.merge.dedupe`)."""
+    :func:`hudi_md.read.merge.dedupe`). A table without record key fields gets keys generated
+    for the write's ``instant`` (:func:`~hudi_md.write.keygen.auto_keys`: ``task``, ``start``)."""
     data = data.drop_columns([c for c in data.column_names if c in META_FIELDS or c == OP_COLUMN])
-    keys = keygen.record_keys(data, cfg.record_key_fields, cfg.keygen)
+    keys = record_keys_of(cfg, data, operation, instant, task, start)
     parts = keygen.partition_paths(
         data, cfg.partition_fields, hive_style=cfg.hive_style, url_encode=cfg.url_encode
     )
@@ -74,6 +77,28 @@ def prepare_rows(cfg: WriteConfig, data: pa.Table, operation: str) -> pa.Table:
         # bulk_insert writes them as they are)
         rows = rows.filter(pc.not_equal(rows.column(OP_COLUMN), OP_DELETE_RECORD))
     return rows
+
+
+def record_keys_of(
+    cfg: WriteConfig,
+    data: pa.Table,
+    operation: str,
+    instant: str,
+    task: int,
+    start: int,
+    given: pa.ChunkedArray | None = None,
+) -> pa.Array:
+    """The rows' record keys: from the table's key fields, or generated when it has none (an
+    upsert or delete of such a table needs the keys its rows have: ``given``)."""
+    if cfg.record_key_fields:
+        return keygen.record_keys(data, cfg.record_key_fields, cfg.keygen)
+    if operation in ("upsert", "delete") and given is None:
+        raise InvalidOptionError(
+            f"the table has no record key fields (its keys are generated): an {operation} needs the "
+            "rows' _hoodie_record_key, as Spark SQL's UPDATE, DELETE and MERGE INTO give it; "
+            "write new rows with insert"
+        )
+    return keygen.auto_keys(instant, task, start, data.num_rows, given)
 
 
 def operation_codes(cfg: WriteConfig, rows: pa.Table, operation: str) -> pa.Array:

@@ -200,6 +200,8 @@ class HudiWriter(WritableTable):
             records = prepared
             if records is not None and session.writer_schema != records.writer_schema:
                 records = None  # another writer changed the schema meanwhile: again, as it is now
+            if records is not None and not session.cfg.record_key_fields:
+                records = None  # generated keys carry the instant, which exists now
             return self.write_files(session, data, prepared=records)
 
         return self._commit_started(session, files)
@@ -253,9 +255,13 @@ class HudiWriter(WritableTable):
                     "write started; nothing was written, write again"
                 )
             results: list[TaskResult] = []
-            for chunk in _file_sized_chunks(reader, session.cfg.max_file_size):
+            for task, chunk in enumerate(_file_sized_chunks(reader, session.cfg.max_file_size)):
                 rows = prepare_rows(
-                    session.cfg, session.writer_schema.conform(chunk, self.storage.uri()), operation
+                    session.cfg,
+                    session.writer_schema.conform(chunk, self.storage.uri()),
+                    operation,
+                    session.instant,
+                    task,
                 )
                 written, _ = self.write_files(
                     session, chunk, prepared=PreparedRecords(session.writer_schema, rows)
@@ -439,7 +445,7 @@ class HudiWriter(WritableTable):
         :meth:`prepare_records` made them for this session's writer schema."""
         if prepared is None:
             conformed = session.writer_schema.conform(data, self.storage.uri())
-            rows = prepare_rows(session.cfg, conformed, session.operation)
+            rows = prepare_rows(session.cfg, conformed, session.operation, session.instant)
         else:
             rows = prepared.rows
         tasks, replaced, tagging = plan_tasks(session.cfg, self.state(), rows, session.operation)

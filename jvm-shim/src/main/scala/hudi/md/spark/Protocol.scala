@@ -22,6 +22,8 @@ object Protocol {
   val OpIncrementalRange = "incremental_range"
   val OpCreateTable = "create_table"
   val OpPartitions = "partitions"
+  val OpProcedureSchema = "procedure_schema"
+  val OpCall = "call"
 
   // Request keys.
   val Op = "op"
@@ -33,6 +35,11 @@ object Protocol {
   val Columns = "columns"
   /** `create_table`: the table's columns (a Spark `StructType` as JSON). */
   val TableSchema = "schema"
+  /** `procedure_schema` / `call`: the procedure's name, and its arguments (each a name, if given, and a value). */
+  val Procedure = "procedure"
+  val ProcedureArgs = "args"
+  val ArgName = "arg_name"
+  val ArgValue = "arg_value"
 
   /** `plan`: true when the shim can lend the driver's Spark for the plan ([[PlanEngine]]). */
   val Engine = "engine"
@@ -58,6 +65,10 @@ object Protocol {
   val DataSchema = "data_schema"
   val PartitionSchema = "partition_schema"
   val LatestInstant = "latest_instant"
+  /** `procedure_schema`: the procedure's output columns (a Spark `StructType` as JSON). */
+  val ResultSchema = "result_schema"
+  /** `procedure_schema`: the procedure's parameter names, in Hudi's order. */
+  val Parameters = "parameters"
   val PartitionPaths = "partition_paths"
   val OrderingFields = "ordering_fields"
   val RecordKeyFields = "record_key_fields"

@@ -64,8 +64,11 @@ object RowLevelWrites {
     val isMatched: Expression = IsNotNull(marker.toAttribute)
     val isNotMatched: Expression = IsNull(marker.toAttribute)
 
-    val written = table.output.filterNot(a => isMeta(a.name))
     val resolver = SQLConf.get.resolver
+    // a table whose keys are generated: an updated or deleted row keeps its key (an inserted one
+    // gets none here, and a new key from the writer)
+    val keyless = WriteRules.fileIndex(target).recordKeyFields.isEmpty
+    val written = table.output.filter(a => !isMeta(a.name) || (keyless && resolver(a.name, WriteRules.MetaColumns(2))))
     val ordering = WriteRules.fileIndex(target).orderingFields
     val orderingColumns = written.filter(a => ordering.exists(resolver(_, a.name)))
     // A delete is ordered like a record by the source row's ordering value (Apache Hudi orders a

@@ -185,7 +185,7 @@ private[spark] object SliceReader {
     out
   }
 
-  private lazy val allocator: BufferAllocator = new RootAllocator(Long.MaxValue)
+  private[spark] lazy val allocator: BufferAllocator = new RootAllocator(Long.MaxValue)
 
   /**
    * A Spark vector over `vec` for the expected type `expected`, or a clear error naming the column

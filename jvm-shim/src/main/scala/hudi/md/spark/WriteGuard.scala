@@ -104,7 +104,10 @@ object WriteGuard {
  */
 class HudiMdExtensions extends SparkSessionExtensionsProvider {
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    extensions.injectParser((session, delegate) => SqlParser(session, delegate))
     extensions.injectResolutionRule(_ => WriteGuardRule)
+    extensions.injectResolutionRule(session => TimeTravelRule(session))
+    extensions.injectResolutionRule(session => CallRule(session))
     extensions.injectResolutionRule(session => WriteRules.FillMetaColumns(session))
     extensions.injectPostHocResolutionRule(_ => WriteRules.PlanWrites)
     extensions.injectCheckRule(_ => WriteGuard.check)

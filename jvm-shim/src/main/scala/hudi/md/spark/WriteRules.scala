@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.spark.sql.{Row, SaveMode, SparkSession}
 import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{Alias, Expression, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, Expression, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, Filter, InsertIntoStatement, LogicalPlan, MergeIntoTable, Project, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
@@ -154,11 +154,19 @@ object WriteRules {
   object PlanWrites extends Rule[LogicalPlan] {
     override def apply(plan: LogicalPlan): LogicalPlan = plan.transformDown {
       case c: InsertIntoHadoopFsRelationCommand if c.fileFormat.isInstanceOf[HudiMdFileFormat] => insert(c)
-      case d: DeleteFromTable if d.resolved && hudiMdRelation(d.table).isDefined            => delete(d)
+      case d: DeleteFromTable if d.resolved && hudiMdRelation(d.table).isDefined            =>
+        val (keyed, _) = withRecordKey(d, hudiMdRelation(d.table).get)
+        delete(keyed.asInstanceOf[DeleteFromTable])
       case u: UpdateTable if u.resolved =>
-        hudiMdRelation(u.table).fold[LogicalPlan](u)(t => writeTo(t, RowLevelWrites.update(u, t), Protocol.SqlUpsert))
+        hudiMdRelation(u.table).fold[LogicalPlan](u) { t =>
+          val (keyed, target) = withRecordKey(u, t)
+          writeTo(target, RowLevelWrites.update(keyed.asInstanceOf[UpdateTable], target), Protocol.SqlUpsert)
+        }
       case m: MergeIntoTable if m.resolved =>
-        hudiMdRelation(m.targetTable).fold[LogicalPlan](m)(t => writeTo(t, RowLevelWrites.merge(m, t), Protocol.SqlUpsert))
+        hudiMdRelation(m.targetTable).fold[LogicalPlan](m) { t =>
+          val (keyed, target) = withRecordKey(m, t)
+          writeTo(target, RowLevelWrites.merge(keyed.asInstanceOf[MergeIntoTable], target), Protocol.SqlUpsert)
+        }
       case s: ShowPartitionsCommand if isHudiMdTable(s.tableName)                           =>
         ShowHudiMdPartitions(s.tableName, s.output, s.spec)
       case d: AlterTableDropPartitionCommand if isHudiMdTable(d.tableName)                  =>
@@ -227,6 +235,27 @@ object WriteRules {
       if (c.query.output.map(_.name) == c.outputColumnNames) c.query
       else Project(c.query.output.zip(c.outputColumnNames).map { case (a, n) => Alias(a, n)() }, c.query)
     write(query, options, c.outputPath.toString, descriptor)
+  }
+
+  /**
+   * A statement on a table whose keys are generated (no record key fields), its target reading
+   * `_hoodie_record_key` too: the rows an UPDATE, DELETE or MERGE INTO rewrites are found by the
+   * keys they have. (Its catalog columns need not hold Hudi's meta columns; the target's other
+   * attributes stay as Spark resolved them.) Other statements as they are.
+   */
+  private def withRecordKey(plan: LogicalPlan, target: LogicalRelation): (LogicalPlan, LogicalRelation) = {
+    val resolver = SQLConf.get.resolver
+    val key = MetaColumns(2)
+    if (fileIndex(target).recordKeyFields.nonEmpty || target.output.exists(a => resolver(a.name, key))) (plan, target)
+    else {
+      val relation = target.relation.asInstanceOf[HadoopFsRelation]
+      val data = relation.dataSchema.length
+      val keyed = relation.copy(dataSchema = relation.dataSchema.add(key, StringType, nullable = true))(relation.sparkSession)
+      val output = target.output.take(data) ++ Seq(AttributeReference(key, StringType, nullable = true)()) ++
+        target.output.drop(data)
+      val swapped = target.copy(relation = keyed, output = output)
+      (plan.transformDown { case l: LogicalRelation if l eq target => swapped }, swapped)
+    }
   }
 
   private def delete(d: DeleteFromTable): LogicalPlan = {
@@ -311,11 +340,19 @@ object WriteRules {
 case class CreateHudiMdTable(create: CreateDataSourceTableCommand) extends LeafRunnableCommand {
   override def run(session: SparkSession): Seq[Row] = {
     val table = create.table
-    if (!session.catalog.tableExists(table.identifier.unquotedString)) {
-      val location = table.storage.locationUri.getOrElse(SessionCompat.defaultTablePath(session, table.identifier))
-      val path = new org.apache.hadoop.fs.Path(location)
-      val fs = path.getFileSystem(session.sparkContext.hadoopConfiguration)
-      if (!fs.exists(new org.apache.hadoop.fs.Path(path, DefaultSource.PropertiesFile))) {
+    val exists = session.catalog.tableExists(table.identifier.unquotedString)
+    val location = table.storage.locationUri.getOrElse(SessionCompat.defaultTablePath(session, table.identifier))
+    val path = new org.apache.hadoop.fs.Path(location)
+    val fs = path.getFileSystem(session.sparkContext.hadoopConfiguration)
+    val hasTable = fs.exists(new org.apache.hadoop.fs.Path(path, DefaultSource.PropertiesFile))
+    if (!exists && table.storage.locationUri.isEmpty && !hasTable && fs.exists(path) && fs.listStatus(path).nonEmpty) {
+      // Spark's own rule for a managed table's location, said before anything is written there
+      throw new IllegalArgumentException(
+        s"hudi-md: CREATE TABLE ${table.identifier}: its managed location $location holds files that are not a " +
+          "Hudi table; remove them, or give the table a LOCATION")
+    }
+    if (!exists) {
+      if (!hasTable) {
         val req = PlannerClient.mapper.createObjectNode()
         req.put(Protocol.Op, Protocol.OpCreateTable)
         req.put(Protocol.Path, fs.makeQualified(path).toString)
@@ -331,7 +368,30 @@ case class CreateHudiMdTable(create: CreateDataSourceTableCommand) extends LeafR
         }
       }
     }
-    create.run(session)
+    if (exists || table.storage.locationUri.nonEmpty) create.run(session)
+    else createManaged(session, location)
+  }
+
+  /**
+   * A managed table (no `LOCATION`): the catalog entry as Spark's command makes it, with the
+   * table's location (the database's, made above) given to the relation. Spark's command would
+   * resolve the relation without a path, and its check that a managed location is empty would
+   * refuse the `hoodie.properties` written there first (the one outside check is above).
+   */
+  private def createManaged(session: SparkSession, location: java.net.URI): Seq[Row] = {
+    val table = create.table
+    val relation = org.apache.spark.sql.execution.datasources.DataSource(
+      sparkSession = session,
+      className = table.provider.get,
+      userSpecifiedSchema = if (table.schema.isEmpty) None else Some(table.schema),
+      options = table.storage.properties + ("path" -> location.toString)).resolveRelation(checkFilesExist = false)
+    val partitionColumns = table.partitionColumnNames
+    val entry = table.copy(
+      schema = relation.schema,
+      storage = table.storage.copy(locationUri = Some(location)),
+      tracksPartitionsInCatalog = partitionColumns.nonEmpty && session.sessionState.conf.manageFilesourcePartitions)
+    session.sessionState.catalog.createTable(entry, ignoreIfExists = false, validateLocation = false)
+    Seq.empty
   }
 }
 
