@@ -183,3 +183,31 @@ def pending_instants(uri: str, storage_options: Mapping[str, str] | None = None)
         Storage(uri, dict(storage_options) if storage_options else None), ".hoodie/timeline", 2
     )
     return [str(i) for i in timeline.pending()]
+
+
+# --- a small keyed table by region, for write-then-read tests ---------------------------------------
+
+
+def region_options(table_name: str, table_type: str) -> dict[str, str]:
+    """Write options of a table keyed by ``id``, partitioned hive-style by ``region``, ordered by ``ts``."""
+    return {
+        "hoodie.table.name": table_name,
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "region",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+    }
+
+
+def region_rows(ids: range | list[int], ts: int, value: int) -> pa.Table:
+    """Rows ``id-NNN`` over three regions, with ordering value ``ts`` and ``value + i``."""
+    ids = list(ids)
+    return pa.table(
+        {
+            "id": [f"id-{i:03d}" for i in ids],
+            "region": [("eu", "us", "apac")[i % 3] for i in ids],
+            "ts": pa.array([ts] * len(ids), pa.int64()),
+            "value": pa.array([value + i for i in ids], pa.int64()),
+        }
+    )

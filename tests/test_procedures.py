@@ -20,32 +20,17 @@ import hudi_md
 from hudi_md.errors import InvalidOptionError
 from hudi_md.formats.commit_metadata import CommitMetadata
 from hudi_md.spark.procedures import PROCEDURES, call, procedure_schema
+from table_model import region_options, region_rows
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 DATA = ["id", "region", "ts", "value"]
 
 
 def _options(table_type: str) -> dict[str, str]:
-    return {
-        "hoodie.table.name": f"procs_{table_type.lower()}",
-        "hoodie.datasource.write.table.type": table_type,
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.partitionpath.field": "region",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.hive_style_partitioning": "true",
-    }
+    return region_options(f"procs_{table_type.lower()}", table_type)
 
 
-def _rows(ids: range | list[int], ts: int, value: int) -> pa.Table:
-    ids = list(ids)
-    return pa.table(
-        {
-            "id": [f"id-{i:03d}" for i in ids],
-            "region": [("eu", "us", "apac")[i % 3] for i in ids],
-            "ts": pa.array([ts] * len(ids), pa.int64()),
-            "value": pa.array([value + i for i in ids], pa.int64()),
-        }
-    )
+_rows = region_rows
 
 
 def _write(path: str, table_type: str, data: pa.Table, operation: str) -> None:

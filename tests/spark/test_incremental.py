@@ -25,6 +25,7 @@ from comparable import TXNS_MOR_WRITE_OPTIONS, arrow_rows, conf, spark_rows
 
 import hudi_md
 from hudi_md.spark.session import last_plan_counters
+from table_model import region_options, region_rows
 
 from fixtures import archives, writable_copy
 
@@ -339,26 +340,10 @@ def test_bad_options_fail_at_load_naming_the_option(
 
 
 def _options(table_type: str) -> dict[str, str]:
-    return {
-        "hoodie.table.name": f"incr_{table_type.lower()}",
-        "hoodie.datasource.write.table.type": table_type,
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.partitionpath.field": "region",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.hive_style_partitioning": "true",
-    }
+    return region_options(f"incr_{table_type.lower()}", table_type)
 
 
-def _rows(ids: range | list[int], ts: int, value: int) -> pa.Table:
-    ids = list(ids)
-    return pa.table(
-        {
-            "id": [f"id-{i:03d}" for i in ids],
-            "region": [("eu", "us", "apac")[i % 3] for i in ids],
-            "ts": pa.array([ts] * len(ids), pa.int64()),
-            "value": pa.array([value + i for i in ids], pa.int64()),
-        }
-    )
+_rows = region_rows
 
 
 @pytest.mark.spark_smoke

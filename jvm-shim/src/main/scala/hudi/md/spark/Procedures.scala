@@ -9,9 +9,9 @@ import scala.util.Try
 import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.arrow.vector.ipc.ArrowStreamReader
 import org.apache.spark.sql.{Row, SparkSession}
-import org.apache.spark.sql.catalyst.{CatalystTypeConverters, TableIdentifier}
+import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
-import org.apache.spark.sql.catalyst.parser.{CatalystSqlParser, ParserInterface}
+import org.apache.spark.sql.catalyst.parser.ParserInterface
 import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.{DataType, StructType}
@@ -211,17 +211,8 @@ case class CallRule(session: SparkSession) extends Rule[LogicalPlan] {
   }
 
   /** A catalog table's location and storage options, when it is a hudi-md table. */
-  private def hudiMdTable(name: String): Option[(String, Map[String, String])] = {
-    val ident = Try(CatalystSqlParser.parseMultipartIdentifier(name)).toOption.collect {
-      case Seq(t)                                                => TableIdentifier(t)
-      case Seq(db, t)                                            => TableIdentifier(t, Some(db))
-      case Seq(cat, db, t) if cat.equalsIgnoreCase("spark_catalog") => TableIdentifier(t, Some(db))
-    }
-    ident.flatMap(i => SessionCompat.catalogTable(session, i)).filter(WriteGuard.isHudiMd).map { table =>
-      val location = table.storage.locationUri.getOrElse(fail(s"$name has no location")).toString
-      (location, table.storage.properties.filterNot { case (k, _) => k.equalsIgnoreCase("path") })
-    }
-  }
+  private def hudiMdTable(name: String): Option[(String, Map[String, String])] =
+    CatalogTables.lookup(session, name).filter(WriteGuard.isHudiMd).map(CatalogTables.location)
 
   private def fail(message: String): Nothing = throw new IllegalArgumentException(s"hudi-md: $message")
 }

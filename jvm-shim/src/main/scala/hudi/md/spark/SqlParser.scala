@@ -5,7 +5,6 @@ import java.time.format.DateTimeFormatter
 import java.util.Locale
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRelation}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.parser.ParserInterface
@@ -91,27 +90,12 @@ case class TimeTravelRule(session: SparkSession) extends Rule[LogicalPlan] {
       }
   }
 
-  private def hudiMdTable(relation: UnresolvedRelation): Option[org.apache.spark.sql.catalyst.catalog.CatalogTable] = {
-    val parts = relation.multipartIdentifier
-    val catalog = session.sessionState.catalog
-    val ident = parts match {
-      case Seq(name)                                                   => Some(TableIdentifier(name))
-      case Seq(db, name)                                               => Some(TableIdentifier(name, Some(db)))
-      case Seq(c, db, name) if c.equalsIgnoreCase("spark_catalog")     => Some(TableIdentifier(name, Some(db)))
-      case _                                                           => None
-    }
-    ident
-      .filterNot(_ => parts.size == 1 && catalog.isTempView(parts))
-      .flatMap(i => SessionCompat.catalogTable(session, i))
-      .filter(WriteGuard.isHudiMd)
-  }
+  private def hudiMdTable(relation: UnresolvedRelation): Option[org.apache.spark.sql.catalyst.catalog.CatalogTable] =
+    CatalogTables.lookup(session, relation.multipartIdentifier).filter(WriteGuard.isHudiMd)
 
   private def read(relation: UnresolvedRelation, table: org.apache.spark.sql.catalyst.catalog.CatalogTable, asOf: String): LogicalPlan = {
-    val location = table.storage.locationUri.getOrElse(
-      throw new IllegalArgumentException(s"hudi-md: ${table.identifier} has no location to read as of $asOf"))
-    val options = table.storage.properties.filterNot { case (k, _) => k.equalsIgnoreCase("path") } +
-      (Protocol.AsOf -> asOf)
-    val read = SessionCompat.analyzed(session.read.format("hudi-md").options(options).load(location.toString))
+    val (location, storage) = CatalogTables.location(table)
+    val read = SessionCompat.analyzed(session.read.format("hudi-md").options(storage + (Protocol.AsOf -> asOf)).load(location))
     val name = table.identifier
     SubqueryAlias(Seq("spark_catalog", name.database.getOrElse(session.sessionState.catalog.getCurrentDatabase), name.table), read)
   }

@@ -57,8 +57,7 @@ object TableChanges {
   private def hudiFunction(ref: String, args: Seq[Expression]): Option[LogicalPlan] =
     if (ref.contains("/") || ref.contains(":")) None
     else {
-      val ident = org.apache.spark.sql.catalyst.parser.CatalystSqlParser.parseTableIdentifier(ref)
-      SessionCompat.catalogTable(SparkSession.active, ident).filterNot(WriteGuard.isHudiMd).flatMap { _ =>
+      CatalogTables.lookup(SparkSession.active, ref).filterNot(WriteGuard.isHudiMd).flatMap { _ =>
         try {
           val cls = Class.forName(HudiTableChanges, true, Thread.currentThread().getContextClassLoader)
           Some(cls.getConstructors.head.newInstance(args).asInstanceOf[LogicalPlan])
@@ -72,11 +71,9 @@ object TableChanges {
   private def locate(session: SparkSession, ref: String): (String, Map[String, String]) =
     if (ref.contains("/") || ref.contains(":")) (ref, Map.empty)
     else {
-      val ident = org.apache.spark.sql.catalyst.parser.CatalystSqlParser.parseTableIdentifier(ref)
-      val table = SessionCompat.catalogTable(session, ident).getOrElse(fail(s"no table $ref"))
+      val table = CatalogTables.lookup(session, ref).getOrElse(fail(s"no table $ref"))
       if (!WriteGuard.isHudiMd(table)) fail(s"$ref is not a hudi-md table (its provider is ${table.provider.getOrElse("none")})")
-      val location = table.storage.locationUri.getOrElse(fail(s"$ref has no location"))
-      (location.toString, table.storage.properties.filterNot { case (k, _) => k.equalsIgnoreCase("path") })
+      CatalogTables.location(table)
     }
 
   private def fail(message: String): Nothing =
