@@ -232,3 +232,39 @@ def test_options_conflicting_with_the_table_are_refused(tmp_path: Path) -> None:
     hudi_md.write(rows([5], 2, seed=2), path, options=same)
     hudi_md.write(rows([6], 2, seed=2), path, options={"hoodie.table.name": "wr"})
     assert len(hudi_md.open_table(path).read(columns=["id"])) == 5
+
+
+def test_commit_metadata_options_and_streaming_batches(tmp_path: Path) -> None:
+    """Options whose keys start with ``_`` (``hoodie.datasource.write.commitmeta.key.prefix``) go into
+    the commit's ``extraMetadata`` (not to storage), as in Apache Hudi's data source; a streaming
+    sink's batch (``_hudi_streaming_sink_checkpoint``) that the newest checkpointed commit holds
+    already, or an earlier one, is not written again."""
+    path = str(tmp_path / "t")
+    key = "_hudi_streaming_sink_checkpoint"
+    sink_options = {**OPTS, key: '{"4": "app-q"}', "_note": "n"}
+    hudi_md.write(rows(range(3), 1, seed=1), path, operation="insert", options=sink_options)
+    # a write without a checkpoint (not the sink's) after it
+    hudi_md.write(rows(range(3), 2, seed=2), path, operation="upsert", options=OPTS)
+    table = hudi_md.open_table(path)
+    first, second = table.timeline.write_timeline()
+    extra = table.timeline.metadata(first)["extraMetadata"]
+    assert extra[key] == '{"4": "app-q"}' and extra["_note"] == "n" and "schema" in extra
+    assert key not in table.timeline.metadata(second)["extraMetadata"]
+    other_prefix = {
+        **OPTS,
+        "hoodie.datasource.write.commitmeta.key.prefix": "meta.",
+        "meta.run": "7",
+        "_x": "y",
+    }
+    hudi_md.write(rows(range(1), 3, seed=3), path, operation="upsert", options=other_prefix)
+    table = hudi_md.open_table(path)
+    extra = table.timeline.metadata(table.timeline.write_timeline().last())["extraMetadata"]
+    assert extra["meta.run"] == "7" and "_x" not in extra
+
+    def operation(batch: int) -> str | None:
+        return resolve(request(options={**OPTS, key: json.dumps({str(batch): "app-q"})}), table).operation
+
+    assert operation(3) is None and operation(4) is None  # held already: skipped
+    assert operation(5) == "upsert"
+    with pytest.raises(InvalidOptionError, match=key):
+        resolve(request(options={**OPTS, key: "not json"}), table)

@@ -62,6 +62,8 @@ OVERWRITE_MODE = "hoodie.datasource.overwrite.mode"
 STATIC_OVERWRITE_PARTITIONS = "hoodie.static.overwrite.partition.paths"
 DATASOURCE_TABLE_NAME = "hoodie.datasource.write.table.name"
 DELETE_OPERATIONS = ("delete", "delete_partition")
+# Apache Hudi's streaming sink records each micro-batch's id under this commit metadata key.
+SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,8 @@ def resolve(request: WriteRequest, table: TableState | None) -> ResolvedWrite:
     if request.partition_columns and not opts.get(PARTITION_PATH):
         opts[PARTITION_PATH] = ",".join(request.partition_columns)
     configured = _operation(opts, OPERATION)
+    if table is not None and configured not in DELETE_OPERATIONS and _batch_committed(table, opts):
+        return ResolvedWrite(None, opts)
     mode = request.save_mode
     if mode not in P.SAVE_MODES:
         raise InvalidOptionError(f"save mode must be one of {', '.join(P.SAVE_MODES)}, got {mode!r}")
@@ -160,6 +164,31 @@ def resolve(request: WriteRequest, table: TableState | None) -> ResolvedWrite:
     if mode == P.SAVE_MODE_OVERWRITE and table is not None:
         return ResolvedWrite("insert_overwrite_table", opts)
     return ResolvedWrite(configured or "upsert", opts)
+
+
+def _batch_committed(table: TableState, opts: Mapping[str, str]) -> bool:
+    """Whether a streaming sink's micro-batch (``_hudi_streaming_sink_checkpoint``: ``{"<batch id>":
+    "<application>-<query>"}``, as Apache Hudi's sink records it) is in the table already: the
+    newest completed commit that records a sink checkpoint holds this batch id or a later one
+    (Spark replays the last batch after a restart that lost its own record of the commit)."""
+    incoming = opts.get(SINK_CHECKPOINT_KEY)
+    if not incoming:
+        return False
+    try:
+        batch = int(next(iter(json.loads(incoming))))
+    except (ValueError, TypeError, StopIteration) as e:
+        raise InvalidOptionError(
+            f"{SINK_CHECKPOINT_KEY} must be a JSON object {{batch id: writer}}: {e}"
+        ) from None
+    timeline = table.timeline
+    for instant in reversed(list(timeline.write_timeline())):
+        recorded = (timeline.metadata(instant).get("extraMetadata") or {}).get(SINK_CHECKPOINT_KEY)
+        if recorded:
+            try:
+                return int(next(iter(json.loads(recorded)))) >= batch
+            except (ValueError, TypeError, StopIteration):
+                return False  # a checkpoint written by another tool: not this sink's
+    return False
 
 
 def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | None) -> ResolvedWrite:

@@ -77,6 +77,17 @@ PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 # Hudi's (internal) key: the partition paths an insert_overwrite replaces whether or not rows go
 # there (Spark SQL's static INSERT OVERWRITE ... PARTITION (...))
 STATIC_OVERWRITE_PARTITIONS = "hoodie.static.overwrite.partition.paths"
+# Options whose keys start with this prefix (Hudi's default: "_") go into the commit's extraMetadata.
+COMMIT_METADATA_KEY_PREFIX = "hoodie.datasource.write.commitmeta.key.prefix"
+
+
+def commit_extra_metadata(options: Mapping[str, Any]) -> dict[str, str]:
+    """The options a commit records in its ``extraMetadata``, as Apache Hudi's data source does:
+    those whose keys start with ``hoodie.datasource.write.commitmeta.key.prefix`` (``_``)."""
+    prefix = str(options.get(COMMIT_METADATA_KEY_PREFIX, "_"))
+    if not prefix:
+        return {}
+    return {str(k): str(v) for k, v in options.items() if str(k).startswith(prefix) and v is not None}
 
 
 @dataclass(frozen=True)

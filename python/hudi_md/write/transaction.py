@@ -39,7 +39,13 @@ from hudi_md.table.layout import table_storage
 from hudi_md.table.state import TableState
 from hudi_md.table.timeline import Instant, Timeline
 from hudi_md.table.timeline_writer import InstantObserver, PendingInstant, TimelineWriter, new_instant_time
-from hudi_md.write.config import FS_LOCK_PATH, WriteConfig, concurrency_settings, with_indexed_columns
+from hudi_md.write.config import (
+    FS_LOCK_PATH,
+    WriteConfig,
+    commit_extra_metadata,
+    concurrency_settings,
+    with_indexed_columns,
+)
 from hudi_md.write.heartbeat import Heartbeat, delete_heartbeat
 from hudi_md.write.lock import LockLostError, TableLock
 
@@ -62,14 +68,19 @@ class WritableTable:
     """A table opened for writing: its storage, the writer's options, this writer's live
     heartbeats and the failure hooks. Not thread-safe; writers coordinate through the table lock.
 
-    ``options``: Hudi's ``hoodie.*`` write options; everything else is an fsspec storage option.
+    ``options``: Hudi's ``hoodie.*`` write options; ``commit_metadata``: the options a commit
+    records in its ``extraMetadata`` (keys with Hudi's commit metadata prefix, ``_``); everything
+    else is an fsspec storage option.
     """
 
     def __init__(self, uri: str, options: Mapping[str, object] | None = None) -> None:
         opts = {str(k): v for k, v in (options or {}).items()}
+        self.commit_metadata = commit_extra_metadata(opts)
         # fsspec's options, and Hudi's file-system retry keys (the storage layer applies those).
         self.storage_options = {
-            k: v for k, v in opts.items() if not k.startswith("hoodie.") or k.startswith(_RETRY_KEYS)
+            k: v
+            for k, v in opts.items()
+            if k not in self.commit_metadata and (not k.startswith("hoodie.") or k.startswith(_RETRY_KEYS))
         }
         self.options = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
         self.storage = Storage(uri, self.storage_options)

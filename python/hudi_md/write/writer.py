@@ -567,7 +567,10 @@ class HudiWriter(WritableTable):
         meta = commit_metadata_record(
             stats_by_partition(r.write_stat for r in results),
             operation_type=OPERATION_TYPES[session.operation],
-            extra_metadata={"schema": without_meta(session.avro_schema)},
+            extra_metadata={
+                **self.commit_metadata,
+                "schema": without_meta(session.avro_schema),
+            },
             partition_to_replace_file_ids=dict(replaced) if overwrite else None,
         )
         if config.metadata_partitions:

@@ -26,4 +26,9 @@ object SessionCompat {
   /** Replaces the data columns (not the partition columns) of `table`'s catalog entry. */
   def alterDataSchema(session: SparkSession, table: TableIdentifier, dataSchema: org.apache.spark.sql.types.StructType): Unit =
     session.sessionState.catalog.alterTableDataSchema(table, dataSchema)
+
+  /** A DataFrame's rows as its own query execution computes them (a streaming micro-batch's, with
+   *  no new analysis of its streaming plan). */
+  def executedRows(df: org.apache.spark.sql.DataFrame): org.apache.spark.rdd.RDD[org.apache.spark.sql.catalyst.InternalRow] =
+    df.queryExecution.toRdd
 }

@@ -7,7 +7,9 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SQLContext, SaveMode}
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider, SchemaRelationProvider}
+import org.apache.spark.sql.execution.streaming.{Sink, Source}
+import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider, SchemaRelationProvider, StreamSinkProvider, StreamSourceProvider}
+import org.apache.spark.sql.streaming.OutputMode
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -30,9 +32,35 @@ class DefaultSource
     extends RelationProvider
     with SchemaRelationProvider
     with CreatableRelationProvider
+    with StreamSinkProvider
+    with StreamSourceProvider
     with DataSourceRegister {
 
   override def shortName(): String = "hudi-md"
+
+  /** `df.writeStream.format("hudi-md")`: [[HudiMdStreamingSink]]. */
+  override def createSink(
+      sqlContext: SQLContext,
+      parameters: Map[String, String],
+      partitionColumns: Seq[String],
+      outputMode: OutputMode): Sink =
+    new HudiMdStreamingSink(sqlContext, parameters, partitionColumns, outputMode)
+
+  /** `spark.readStream.format("hudi-md")`: [[HudiMdStreamingSource]]; its schema, the table's. */
+  override def sourceSchema(
+      sqlContext: SQLContext,
+      schema: Option[StructType],
+      providerName: String,
+      parameters: Map[String, String]): (String, StructType) =
+    (shortName(), new HudiMdStreamingSource(sqlContext, parameters).schema)
+
+  override def createSource(
+      sqlContext: SQLContext,
+      metadataPath: String,
+      schema: Option[StructType],
+      providerName: String,
+      parameters: Map[String, String]): Source =
+    new HudiMdStreamingSource(sqlContext, parameters)
 
   override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation =
     relation(sqlContext, parameters, None)
