@@ -295,15 +295,11 @@ def test_ctas_and_save_as_table(hudi_spark, sql, tmp_path: Path) -> None:
 
 
 def test_sql_errors_write_nothing(hudi_spark, sql, tmp_path: Path) -> None:
-    """A new table without a record key, TBLPROPERTIES naming another record key than the table's,
-    and the UPDATE / MERGE INTO forms Apache Hudi 1.2 refuses (or ignores): refused with the option
-    or what to do named, nothing written."""
+    """TBLPROPERTIES naming another record key than the table's, and the UPDATE / MERGE INTO forms
+    Apache Hudi 1.2 refuses (or ignores): refused with the option or what to do named, nothing
+    written. (A new table without a record key is a keyless one: ``test_keyless_table``.)"""
     from pyspark.errors import AnalysisException, IllegalArgumentException
 
-    fresh = tmp_path / "fresh"
-    with pytest.raises(IllegalArgumentException, match=r"recordkey\.field"):
-        sql(f"CREATE TABLE err_new (id string, ts long) USING hudi_md LOCATION '{fresh}'")
-    assert not (fresh / ".hoodie" / "hoodie.properties").exists()
     path = tmp_path / "t"
     sql(
         "CREATE TABLE err_t (id string, ts long, fare double, city string) USING hudi_md "
