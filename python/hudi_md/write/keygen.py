@@ -155,7 +155,8 @@ def auto_keys(
     not null."""
     import pyarrow.compute as pc
 
-    generated = pa.array([f"{instant}_{task}_{start + i}" for i in range(count)], pa.string())
+    rows = pa.array(numpy.arange(start, start + count, dtype=numpy.int64)).cast(pa.string())
+    generated = pc.binary_join_element_wise(f"{instant}_{task}_", rows, "")
     if given is None:
         return generated
     return pc.coalesce(given.combine_chunks().cast(pa.string()), generated)
