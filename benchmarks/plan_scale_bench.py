@@ -25,7 +25,9 @@ What is measured:
 * ``spark``: one PySpark 3.5 session with Apache Hudi 1.2's Spark bundle and the hudi-md shim. Plan
   time of a system = wall time from ``spark.read...load(path)`` through ``where(...)`` to the
   files its ``FileSourceScanExec`` selects (``selectedPartitions``: the file index's listing with
-  the pushed filters), i.e. schema resolution + file index + pruning, no data read. ``cold``: the
+  the pushed filters), i.e. schema resolution + file index + pruning, no data read. hudi-md twice:
+  ``hudi_md`` through the V1 file scan (``spark.hudi_md.read.connector=v1``), ``hudi_md_v2``
+  through its DataSource V2 scan (the default; to the ``BatchScanExec``'s input partitions). ``cold``: the
   first plan of the query on the table (hudi-md: a table state not cached by the planner process,
   which is already running; Hudi: a new ``HoodieFileIndex``, as for every DataFrame; Spark: a new
   ``InMemoryFileIndex``), ``warm``: the median of ``--repeats`` more. Hudi reads with
@@ -392,8 +394,9 @@ def spark_session() -> Any:
 
 
 def scan_listing(df: Any) -> Any:
-    """The query's ``FileSourceScanExec`` listing: ``selectedPartitions``, which asks the file
-    index for the files matching the pushed partition and data filters (the planning being timed)."""
+    """The query's scan listing, the planning being timed: a V1 ``FileSourceScanExec``'s
+    ``selectedPartitions`` (the file index's listing with the pushed filters), or the V2
+    ``BatchScanExec``'s input partitions (hudi-md's scan, whose listing it returns)."""
     found: list[Any] = []
 
     def walk(node: Any) -> None:
@@ -401,7 +404,7 @@ def scan_listing(df: Any) -> Any:
         if name == "AdaptiveSparkPlanExec":
             walk(node.executedPlan())
             return
-        if name == "FileSourceScanExec":
+        if name in ("FileSourceScanExec", "BatchScanExec"):
             found.append(node)
         children = node.children()
         for i in range(children.size()):
@@ -410,6 +413,9 @@ def scan_listing(df: Any) -> Any:
     walk(df._jdf.queryExecution().executedPlan())
     if len(found) != 1:
         raise AssertionError(f"expected one file scan, found {len(found)}")
+    if found[0].getClass().getSimpleName() == "BatchScanExec":
+        found[0].inputPartitions()
+        return found[0].scan()
     return found[0].selectedPartitions()
 
 
@@ -417,10 +423,13 @@ _FILE_PATH = re.compile(r"path=([^;]+);")
 
 
 def file_names(spark: Any, listing: Any) -> list[str]:
-    """Names of the files of a ``selectedPartitions`` answer, in one JVM call (Hadoop's
-    ``FileStatus.toString`` prints ``path=...;``), outside the time measured."""
+    """Names of the files of a ``selectedPartitions`` answer or of hudi-md's V2 scan, in one JVM
+    call, outside the time measured."""
+    if listing.getClass().getSimpleName() == "HudiMdScan":
+        return sorted(p.rsplit("/", 1)[-1] for p in str(listing.plannedFiles()).splitlines() if p)
     # commons-lang's ArrayUtils.toString takes the array as an Object (py4j cannot pass a typed array
-    # where Object[] is expected) and prints each PartitionDirectory with its files
+    # where Object[] is expected) and prints each PartitionDirectory with its files (Hadoop's
+    # FileStatus.toString prints ``path=...;``)
     text = str(spark.sparkContext._jvm.org.apache.commons.lang3.ArrayUtils.toString(listing))
     return sorted(m.rsplit("/", 1)[-1] for m in _FILE_PATH.findall(text))
 
@@ -432,7 +441,9 @@ class SparkPeers:
 
     def reader(self, system: str, path: str, cold: bool) -> Any:
         spark = self.spark
-        if system == "hudi_md":
+        if system in ("hudi_md", "hudi_md_v2"):
+            # the same format, through the V1 file scan or the V2 scan (the session extension's default)
+            spark.conf.set("spark.hudi_md.read.connector", "v2" if system == "hudi_md_v2" else "v1")
             r = spark.read.format("hudi-md")
             if cold:  # a table state the planner has not cached (its cache key includes the options)
                 self._nonce += 1
@@ -461,7 +472,7 @@ class SparkPeers:
 
     def warmup(self, path: str) -> None:
         """Loads the JVM's classes, Hudi's and the planner's code on a small separate table."""
-        for system in ("hudi_md", "hudi", "spark"):
+        for system in ("hudi_md", "hudi_md_v2", "hudi", "spark"):
             for q in queries(1000)[:1]:
                 self.plan(system, path, q, cold=True)
 
@@ -493,7 +504,7 @@ def spark_plans(
                 "files": len(files),
                 "_file_names": files,
             }
-            if system == "hudi_md":
+            if system in ("hudi_md", "hudi_md_v2"):
                 from hudi_md.spark.session import last_plan
 
                 entry["counters"] = last_plan(peers.spark).get("counters", {})
@@ -613,7 +624,7 @@ def main() -> None:
                 results["hudi_rs"] = hudi_rs_plans(path, qs, args.repeats, args.hudi_rs_data_max, n)
                 print(json.dumps({"n": n, "hudi_rs": strip(results["hudi_rs"])}), flush=True)
             if peers is not None:
-                systems = ["hudi_md"]
+                systems = ["hudi_md", "hudi_md_v2"]
                 if n <= args.hudi_max:
                     systems.append("hudi")
                 if n <= args.spark_listing_max:

@@ -117,9 +117,12 @@ def scanned_files(df: Any) -> list[str]:
     (scan,) = [
         leaf
         for leaf in (leaves.apply(i) for i in range(leaves.size()))
-        if leaf.getClass().getSimpleName() == "FileSourceScanExec"
+        if leaf.getClass().getSimpleName() in ("FileSourceScanExec", "BatchScanExec")
     ]
-    partitions = scan.inputRDD().filePartitions().iterator()
+    if scan.getClass().getSimpleName() == "BatchScanExec":  # the V2 scan: its file partitions
+        partitions = scan.inputPartitions().iterator()
+    else:
+        partitions = scan.inputRDD().filePartitions().iterator()
     files = []
     while partitions.hasNext():
         files += [str(f.filePath().toString()) for f in partitions.next().files()]

@@ -71,6 +71,8 @@ def child(jar: str, table: str, where: str | None, plans: int) -> dict:
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "6g")
         .config("spark.sql.shuffle.partitions", "2")
+        # the V1 file scan, which every commit compared has (queries default to the V2 scan now)
+        .config("spark.hudi_md.read.connector", "v1")
     )
     spark = session.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

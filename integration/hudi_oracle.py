@@ -553,7 +553,7 @@ class Hudi:
 
 
 def scanned_files(df: Any) -> int:
-    """Runs ``df`` and returns the ``numFiles`` metric of its ``FileSourceScanExec``: the files
+    """Runs ``df`` and returns the ``numFiles`` metric of its file scan (V1, or hudi-md's V2): the files
     (for Hudi's file-group reader, the file slices) left to read after Hudi's ``HoodieFileIndex``
     pruned partitions and skipped data with the MDT's indexes."""
     df.collect()
@@ -564,7 +564,7 @@ def scanned_files(df: Any) -> int:
         if name == "AdaptiveSparkPlanExec":
             walk(node.executedPlan())
             return
-        if name == "FileSourceScanExec":
+        if name in ("FileSourceScanExec", "BatchScanExec"):  # V1 file scans, hudi-md's V2 scan
             found.append(int(node.metrics().apply("numFiles").value()))
         children = node.children()
         for i in range(children.size()):

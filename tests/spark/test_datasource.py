@@ -16,6 +16,7 @@ from typing import Any
 import hudi
 import pyarrow as pa
 import pytest
+from comparable import conf
 
 import hudi_md
 from hudi_md.spark.session import configure, jar_path, last_plan, last_plan_counters
@@ -112,8 +113,10 @@ def test_mor_snapshot_with_log_files_merges_them(hudi_spark, table_path) -> None
     )
     assert last_plan_counters(hudi_spark)["jvm_merged_slices"] == 1
     logs = [f for fs in hudi_md.open_table(path).file_slices().column("log_files").to_pylist() for f in fs]
-    assert logs and all(any(plain(f).endswith(lf) for f in df.inputFiles()) for lf in logs)
-    assert "FileScan parquet" in df._jdf.queryExecution().executedPlan().toString()
+    listed = _relation(df).location().inputFiles()
+    assert logs and all(any(plain(f).endswith(lf) for f in listed) for lf in logs)
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "BatchScan" in plan and "reader=vectorized Parquet" in plan
 
 
 @pytest.mark.spark_smoke
@@ -255,6 +258,13 @@ def test_partition_filters_select_among_the_plans_directories(hudi_spark, table_
 def test_explain_shows_a_parquet_scan_with_pushed_filters(hudi_spark, table_path) -> None:
     df = hudi_md_df(hudi_spark, str(table_path(SIMPLE))).where("region = 'us' AND amount > 100")
     plan = df._jdf.queryExecution().executedPlan().toString()
+    # the V2 scan (the default with the session extension): Spark's vectorized Parquet reader
+    assert "BatchScan" in plan and "HudiMdScan" in plan and "reader=vectorized Parquet" in plan
+    assert "PartitionFilters: [(region = 'us'), (region IS NOT NULL)]" in plan
+    assert "PushedFilters: [IsNotNull(amount), GreaterThan(amount,100.00)]" in plan
+    with conf(hudi_spark, **{"spark.hudi_md.read.connector": "v1"}):
+        df = hudi_md_df(hudi_spark, str(table_path(SIMPLE))).where("region = 'us' AND amount > 100")
+        plan = df._jdf.queryExecution().executedPlan().toString()
     assert "FileScan parquet" in plan
     assert "HudiMdFileIndex" in plan
     assert "PartitionFilters: [isnotnull(region" in plan
@@ -262,11 +272,12 @@ def test_explain_shows_a_parquet_scan_with_pushed_filters(hudi_spark, table_path
 
 
 def _file_scan(df: Any) -> Any:
-    """The query's ``FileSourceScanExec``, its files listed (``selectedPartitions``)."""
+    """The query's scan, its files listed: a V1 ``FileSourceScanExec`` (``selectedPartitions``) or
+    the V2 ``BatchScanExec`` (its input RDD, which posts the driver's metrics)."""
     found: list[Any] = []
 
     def walk(node: Any) -> None:
-        if node.getClass().getSimpleName() == "FileSourceScanExec":
+        if node.getClass().getSimpleName() in ("FileSourceScanExec", "BatchScanExec"):
             found.append(node)
         children = node.children()
         for i in range(children.size()):
@@ -274,7 +285,10 @@ def _file_scan(df: Any) -> Any:
 
     walk(df._jdf.queryExecution().executedPlan())
     (scan,) = found
-    scan.selectedPartitions()
+    if scan.getClass().getSimpleName() == "FileSourceScanExec":
+        scan.selectedPartitions()
+    else:
+        scan.inputRDD()
     return scan
 
 
@@ -296,6 +310,7 @@ def _stored_slices(path: str, read_optimized: bool, partition: str | None = None
     return len(slices), size, len({p for p, _ in slices})
 
 
+@pytest.mark.parametrize("connector", ["v2", "v1"])
 @pytest.mark.parametrize(
     ("archive", "read_optimized", "where", "partition"),
     [
@@ -306,7 +321,13 @@ def _stored_slices(path: str, read_optimized: bool, partition: str | None = None
     ],
 )
 def test_the_scans_metrics_count_and_size_the_files_listed(
-    hudi_spark, table_path, archive: str, read_optimized: bool, where: str | None, partition: str | None
+    hudi_spark,
+    table_path,
+    archive: str,
+    read_optimized: bool,
+    where: str | None,
+    partition: str | None,
+    connector: str,
 ) -> None:
     # Spark's scan maps the listed directories to their file counts and sizes (its own metrics):
     # the shim's directory and file sequences must answer those calls as Scala's own do, also when
@@ -315,11 +336,14 @@ def test_the_scans_metrics_count_and_size_the_files_listed(
     path = str(table_path(archive))
     options = {QUERY_TYPE: "read_optimized"} if read_optimized else {}
     # the queries after the first reuse its answer and directories, or the unfiltered ones
-    for w in (where, None, where, None, where):
-        df = hudi_md_df(hudi_spark, path, **options)
-        metrics = _file_scan(df.where(w) if w else df).metrics()
-        got = tuple(int(metrics.apply(name).value()) for name in ("numFiles", "filesSize", "numPartitions"))
-        assert got == _stored_slices(path, read_optimized, partition if w else None), w
+    with conf(hudi_spark, **{"spark.hudi_md.read.connector": connector}):
+        for w in (where, None, where, None, where):
+            df = hudi_md_df(hudi_spark, path, **options)
+            metrics = _file_scan(df.where(w) if w else df).metrics()
+            got = tuple(
+                int(metrics.apply(name).value()) for name in ("numFiles", "filesSize", "numPartitions")
+            )
+            assert got == _stored_slices(path, read_optimized, partition if w else None), w
 
 
 # --- relation properties ---------------------------------------------------------------------------
@@ -329,10 +353,21 @@ def _relation(df: Any) -> Any:
     return df._jdf.queryExecution().analyzed().relation()
 
 
+@pytest.mark.parametrize("connector", ["v2", "v1"])
 @pytest.mark.parametrize(("archive", "read_optimized"), [(SIMPLE, False), (MOR_RO, False), (MOR_RO, True)])
-def test_size_in_bytes_and_input_files(hudi_spark, table_path, archive: str, read_optimized: bool) -> None:
+def test_size_in_bytes_and_input_files(
+    hudi_spark, table_path, archive: str, read_optimized: bool, connector: str
+) -> None:
     # the relation's size (Spark's statistics) and input files are those of hudi-rs's latest
-    # slices on storage, for a new index and for one reusing a held answer, whichever is asked first
+    # slices on storage, for a new index and for one reusing a held answer, whichever is asked
+    # first; Dataset.inputFiles knows V1 file relations only (a V2 scan's are the index's)
+    with conf(hudi_spark, **{"spark.hudi_md.read.connector": connector}):
+        _check_size_and_input_files(hudi_spark, table_path, archive, read_optimized, connector == "v1")
+
+
+def _check_size_and_input_files(
+    hudi_spark: Any, table_path: Any, archive: str, read_optimized: bool, dataset_files: bool
+) -> None:
     path = str(table_path(archive))
     options = {QUERY_TYPE: "read_optimized"} if read_optimized else {}
     files = sorted(f for _, slice_files in _slice_files(path, read_optimized) for f in slice_files)
@@ -343,7 +378,7 @@ def test_size_in_bytes_and_input_files(hudi_spark, table_path, archive: str, rea
         index = _relation(df).location()
         if size_first:
             assert index.sizeInBytes() == total
-        got = df.inputFiles()
+        got = df.inputFiles() if dataset_files else index.inputFiles()
         assert all(f.startswith("file:/") for f in got)
         assert sorted(plain(f) for f in got) == files
         listed = index.inputFiles()

@@ -249,9 +249,12 @@ def _scanned_files(df: Any) -> set[str]:
     (scan,) = [
         leaf
         for leaf in (leaves.apply(i) for i in range(leaves.size()))
-        if leaf.getClass().getSimpleName() == "FileSourceScanExec"
+        if leaf.getClass().getSimpleName() in ("FileSourceScanExec", "BatchScanExec")
     ]
-    partitions = scan.inputRDD().filePartitions().iterator()
+    if scan.getClass().getSimpleName() == "BatchScanExec":  # the V2 scan: its file partitions
+        partitions = scan.inputPartitions().iterator()
+    else:
+        partitions = scan.inputRDD().filePartitions().iterator()
     files = set()
     while partitions.hasNext():
         for f in partitions.next().files():

@@ -100,7 +100,9 @@ def hudi_rs_incremental(path: str, begin: str) -> pa.Table:
 
 
 def files_read(df: Any) -> set[str]:
-    return {Path(f.removeprefix("file:")).name for f in df.inputFiles()}
+    """The files the relation of ``df`` (a load) lists."""
+    listed = df._jdf.queryExecution().analyzed().relation().location().inputFiles()
+    return {Path(f.removeprefix("file:")).name for f in listed}
 
 
 # --- fixture tables ----------------------------------------------------------------------------------
@@ -180,7 +182,7 @@ def test_lists_only_the_file_groups_written_in_range(hudi_spark, table_path) -> 
         if end == instants[-1]:
             assert listed <= snapshot_files
     df = incremental(hudi_spark, path, instants[0])
-    assert "FileScan" in df._jdf.queryExecution().executedPlan().toString()
+    assert "BatchScan" in df._jdf.queryExecution().executedPlan().toString()
     index = df._jdf.queryExecution().analyzed().relation().location().toString()
     assert f"incremental ({instants[0]}, {instants[-1]}]" in index
 

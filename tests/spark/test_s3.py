@@ -75,7 +75,9 @@ def child(endpoint: str, spec_path: str, out_path: str) -> None:
         for name, t in spec["tables"].items():
             md = spark.read.format("hudi-md").options(**options).load(t["path"])
             cols = t["columns"]
-            got: dict[str, Any] = {"rows": _rows(md, cols), "input_files": sorted(md.inputFiles())}
+            # the files the relation lists (Dataset.inputFiles knows V1 scans only; queries read V2)
+            listed = md._jdf.queryExecution().analyzed().relation().location().inputFiles()
+            got: dict[str, Any] = {"rows": _rows(md, cols), "input_files": sorted(listed)}
             got["filtered"] = _rows(md.where(t["where"]), cols)
             got["counters"] = last_plan_counters(spark)
             if t.get("parquet"):

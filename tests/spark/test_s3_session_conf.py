@@ -246,8 +246,8 @@ def test_session_hadoop_conf_reaches_the_planner_and_secrets_stay_hidden(
 
     log = proc.stderr
     # what is searched holds what it should: the plans, the shim's log, the planner's answer
-    for name in ("cow", "mor"):  # Location: HudiMdFileIndex(1 paths)[s3a://...]
-        assert "HudiMdFileIndex" in got[name]["explain"] and f"s3a://{BUCKET}/{name}" in got[name]["explain"]
+    for name in ("cow", "mor"):  # BatchScan ... HudiMdScan hudi-md.`s3a://...`
+        assert "HudiMdScan" in got[name]["explain"] and f"s3a://{BUCKET}/{name}" in got[name]["explain"]
     assert f"hudi-md plan for s3a://{BUCKET}/mor" in log and "hudi-md: started planner process" in log
     assert "INFO SparkContext: " in log  # Spark's own INFO log
     assert got["bad_path_error"] and "no_such_table" in got["bad_path_error"]

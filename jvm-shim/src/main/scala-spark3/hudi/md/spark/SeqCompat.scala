@@ -114,3 +114,12 @@ object SeqCompat {
       if (bf eq SeqBuilder) new Single(f(element)).asInstanceOf[That] else super.map(f)(bf)
   }
 }
+
+/** Java and Scala collections, converted as each Scala version spells it. */
+object JavaCompat {
+  import scala.collection.JavaConverters._
+
+  def javaMap(m: Map[String, String]): java.util.Map[String, String] = m.asJava
+  def scalaMap(m: java.util.Map[String, String]): Map[String, String] = m.asScala.toMap
+  def javaSet[T](s: Set[T]): java.util.Set[T] = s.asJava
+}

@@ -11,3 +11,12 @@ object SeqCompat {
   /** A file list of one file. */
   def single[T <: AnyRef](element: T): Seq[T] = element :: Nil
 }
+
+/** Java and Scala collections, converted as each Scala version spells it. */
+object JavaCompat {
+  import scala.jdk.CollectionConverters._
+
+  def javaMap(m: Map[String, String]): java.util.Map[String, String] = m.asJava
+  def scalaMap(m: java.util.Map[String, String]): Map[String, String] = m.asScala.toMap
+  def javaSet[T](s: Set[T]): java.util.Set[T] = s.asJava
+}

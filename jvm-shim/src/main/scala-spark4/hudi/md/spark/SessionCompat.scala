@@ -34,4 +34,12 @@ object SessionCompat {
    *  no new analysis of its streaming plan). */
   def executedRows(df: org.apache.spark.sql.DataFrame): org.apache.spark.rdd.RDD[org.apache.spark.sql.catalyst.InternalRow] =
     df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution.toRdd
+
+  /** The Hadoop configuration Spark's file scans read with: the context's, the session's SQL conf, `options`. */
+  def hadoopConf(session: SparkSession, options: Map[String, String]): org.apache.hadoop.conf.Configuration =
+    session.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.newHadoopConfWithOptions(options)
+
+  /** The session catalog as a V2 catalog (what Spark's own `spark_catalog` is without an extension). */
+  def v2SessionCatalog(session: SparkSession): org.apache.spark.sql.connector.catalog.CatalogPlugin =
+    new org.apache.spark.sql.execution.datasources.v2.V2SessionCatalog(session.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.catalog)
 }

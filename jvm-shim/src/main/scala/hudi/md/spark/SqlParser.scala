@@ -30,10 +30,10 @@ object SqlParser {
 
   def apply(session: SparkSession, delegate: ParserInterface): ParserInterface =
     Proxy
-      .newProxyInstance(getClass.getClassLoader, Array(classOf[ParserInterface]), new Handler(delegate))
+      .newProxyInstance(getClass.getClassLoader, Array(classOf[ParserInterface]), new Handler(session, delegate))
       .asInstanceOf[ParserInterface]
 
-  private final class Handler(delegate: ParserInterface) extends InvocationHandler {
+  private final class Handler(session: SparkSession, delegate: ParserInterface) extends InvocationHandler {
     override def invoke(proxy: AnyRef, method: Method, args: Array[AnyRef]): AnyRef = method.getName match {
       case "toString" if method.getParameterCount == 0 => s"hudi-md parser over $delegate"
       case "hashCode" if method.getParameterCount == 0 => Integer.valueOf(System.identityHashCode(proxy))
@@ -49,7 +49,8 @@ object SqlParser {
             try method.invoke(delegate, args: _*)
             catch { case e: InvocationTargetException => throw e.getCause }
           result match {
-            case plan: LogicalPlan if PlanMethods.contains(name) => markTimeTravel(plan)
+            case plan: LogicalPlan if PlanMethods.contains(name) =>
+              CatalogNames.statementsToSessionCatalog(session, markTimeTravel(plan))
             case other                                           => other
           }
         }

@@ -110,6 +110,7 @@ class HudiMdExtensions extends SparkSessionExtensionsProvider {
     extensions.injectResolutionRule(session => CallRule(session))
     extensions.injectResolutionRule(session => WriteRules.FillMetaColumns(session))
     extensions.injectPostHocResolutionRule(_ => WriteRules.PlanWrites)
+    extensions.injectPreCBORule(session => UseV2Scan(session))
     extensions.injectCheckRule(_ => WriteGuard.check)
     extensions.injectTableFunction(TableChanges.description)
   }

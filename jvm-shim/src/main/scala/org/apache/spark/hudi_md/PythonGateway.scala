@@ -29,3 +29,9 @@ object PythonGateway {
   def sparkPythonPath: Seq[String] =
     PythonUtils.sparkPythonPath.split(File.pathSeparator).toSeq.filter(p => p.endsWith(".zip") && new File(p).exists())
 }
+
+/** `input_file_name()` of the rows a V2 scan reads (Spark keeps the holder `private[spark]`). */
+object InputFiles {
+  def set(path: String, start: Long, length: Long): Unit = org.apache.spark.rdd.InputFileBlockHolder.set(path, start, length)
+  def unset(): Unit = org.apache.spark.rdd.InputFileBlockHolder.unset()
+}
