@@ -12,6 +12,7 @@ import click
 from hudi_md.cli.common import (
     cli_writer,
     emit,
+    fail,
     handle_errors,
     json_flag,
     open_cli_table,
@@ -66,8 +67,16 @@ def list_files(
 ) -> None:
     """Files the MDT lists, per partition (as recorded: including not-yet-cleaned files)."""
     set_json(ctx, as_json)
-    mdt = _mdt(open_cli_table(path, options))
-    parts = [partition] if partition is not None else mdt.files.all_partitions()
+    t = open_cli_table(path, options)
+    mdt = _mdt(t)
+    every_partition = mdt.files.all_partitions()
+    if partition is not None and partition not in every_partition:
+        # Listing it would print nothing and exit 0, as if the partition existed and were empty.
+        fail(
+            f"partition {partition!r} does not exist in {t.uri} ({len(every_partition)} partitions)",
+            "'hudi-md metadata list-partitions PATH' lists them",
+        )
+    parts = [partition] if partition is not None else every_partition
     listing = mdt.files.files_in_partitions(parts)
     rows = [
         {"partition_path": p, "file_name": e.name, "size": e.size} for p in parts for e in listing.get(p, [])

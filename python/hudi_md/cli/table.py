@@ -8,6 +8,8 @@ from typing import Any
 import click
 
 from hudi_md.cli.common import emit, handle_errors, json_flag, open_cli_table, option_flag, set_json
+from hudi_md.planning.expressions import and_
+from hudi_md.planning.filter_text import parse_filter_text
 
 
 @click.group()
@@ -108,7 +110,14 @@ def timeline_cmd(
 )
 @click.option("--start", help="incremental start (exclusive)")
 @click.option("--end", help="incremental end (inclusive)")
-@click.option("--filter", "filters", multiple=True, help='COLUMN OP VALUE, e.g. "city = sf"')
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    help='a SQL-style condition, e.g. "city = \'sf\' AND fare > 20" or "city IN (sf, nyc)": '
+    "= != <> < <= > >= [NOT] IN (...), [NOT] BETWEEN a AND b, IS [NOT] NULL, AND, OR, NOT, parentheses; "
+    "'quoted' strings ('' for a quote), `quoted` columns. Repeated filters must all hold.",
+)
 @click.pass_context
 @handle_errors
 def read_cmd(
@@ -127,9 +136,8 @@ def read_cmd(
     """Print rows of the table."""
     set_json(ctx, as_json)
     t = open_cli_table(path, options)
-    parsed = [_parse_filter(f) for f in filters] or None
     rows = t.read(
-        filters=parsed,
+        filters=and_(*(parse_filter_text(f) for f in filters)) if filters else None,
         columns=columns.split(",") if columns else None,
         as_of=as_of,
         query_type=query_type,
@@ -144,14 +152,3 @@ def read_cmd(
     for r in head.to_pylist():
         click.echo(json.dumps(r, default=str))
     click.echo(f"({total} rows{'' if total <= head.num_rows else f', {head.num_rows} shown'})")
-
-
-def _parse_filter(text: str) -> tuple[str, str, Any]:
-    for op in (" not in ", " in ", "!=", "<=", ">=", "==", "=", "<", ">"):
-        if op in text:
-            col, value = text.split(op, 1)
-            value = value.strip()
-            if op.strip() in ("in", "not in"):
-                return (col.strip(), op.strip(), [v.strip() for v in value.strip("()[]").split(",")])
-            return (col.strip(), op.strip(), value)
-    raise click.BadParameter(f"cannot parse filter {text!r}; use COLUMN OP VALUE", param_hint="--filter")

@@ -55,6 +55,7 @@ from hudi_md.planning.expressions import (
     or_,
     starts_with,
 )
+from hudi_md.planning.filter_text import parse_filter_text
 from hudi_md.planning.filters import from_filters, from_json, to_json
 from hudi_md.planning.visitors import (
     BooleanExpressionVisitor,
@@ -105,6 +106,7 @@ __all__ = [
     "not_null",
     "not_starts_with",
     "or_",
+    "parse_filter_text",
     "partition_evaluator",
     "referenced_columns",
     "rewrite_not",
