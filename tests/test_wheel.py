@@ -95,7 +95,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``pip wheel`` of a copy of the repository's package sources (an in-tree build would write
     build/ and *.egg-info into the repository)."""
     src = tmp_path_factory.mktemp("wheel-src")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):
         shutil.copy2(REPO / name, src / name)
     skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
     shutil.copytree(REPO / "python", src / "python", ignore=skip)
@@ -123,6 +123,16 @@ def test_the_wheel_carries_every_lines_jar(wheel: Path) -> None:
     assert jars == expected
     for name, size in sizes.items():
         assert size == (REPO / "python" / name).stat().st_size, name
+
+
+def test_the_wheel_carries_the_license_and_notice(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as z:
+        (dist_info,) = {n.split("/")[0] for n in z.namelist() if n.split("/")[0].endswith(".dist-info")}
+        metadata = z.read(f"{dist_info}/METADATA").decode()
+        for name in ("LICENSE", "NOTICE"):
+            assert z.read(f"{dist_info}/licenses/{name}") == (REPO / name).read_bytes()
+            assert f"License-File: {name}" in metadata
+    assert "License-Expression: Apache-2.0" in metadata
 
 
 @pytest.mark.parametrize("write_path", WRITE_PATHS)

@@ -1,9 +1,16 @@
-"""hudi-md: Apache Hudi's metadata table, from Python."""
+"""hudi-md: Apache Hudi's metadata table, from Python.
+
+The read API (``open_table``, ``Table``) and the write entry points (``write``, the indexing
+functions) are imported on first use: ``import hudi_md`` alone loads only the errors, so a tool that
+only reads does not pay for the write side (most of the package), nor for pandas.
+"""
 
 from __future__ import annotations
 
-from hudi_md.api import Table, open_table
-from hudi_md.entry import drop_index, run_indexing, schedule_indexing, write
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from hudi_md.errors import (
     CommitMetadataError,
     CorruptFileError,
@@ -18,6 +25,10 @@ from hudi_md.errors import (
     UnsupportedFeatureError,
     WriteConflictError,
 )
+
+if TYPE_CHECKING:
+    from hudi_md.api import Table, open_table
+    from hudi_md.entry import drop_index, run_indexing, schedule_indexing, write
 
 __version__ = "0.1.0"
 
@@ -42,3 +53,43 @@ __all__ = [
     "schedule_indexing",
     "write",
 ]
+
+_API_NAMES = frozenset({"Table", "open_table"})
+_ENTRY_NAMES = frozenset({"drop_index", "run_indexing", "schedule_indexing", "write"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API_NAMES:
+        from hudi_md import api
+
+        value = getattr(api, name)
+    elif name in _ENTRY_NAMES:
+        from hudi_md import entry
+
+        value = getattr(entry, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # cached: later lookups find it without calling back here
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """``hudi_md`` itself. ``hudi_md.write`` is the write function, but it is also the name of the
+    subpackage ``hudi_md.write``, and importing that subpackage binds it on this module, over the
+    function. Before the imports became lazy the function was always bound last; now the
+    subpackage may be imported after it (or before it is first looked up), so the binding is
+    refused and ``hudi_md.write`` stays the function (``sys.modules["hudi_md.write"]`` is the
+    subpackage, which is all the import system needs)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "write" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

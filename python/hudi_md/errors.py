@@ -55,6 +55,16 @@ class TableNotFoundError(HudiMdError, FileNotFoundError):
     """No Hudi table at the given location."""
 
 
+class MissingExtraError(HudiMdError, ImportError):
+    """A package hudi-md needs for what was asked is not installed: ``extra`` names the hudi-md
+    extra that installs it (``pip install 'hudi-md[<extra>]'``), None when none does. An
+    ``ImportError`` too, so code that caught the package's own ImportError still catches it."""
+
+    def __init__(self, message: str, extra: str | None = None) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
 class TableExistsError(HudiMdError, FileExistsError):
     """A Hudi table exists at the location a write must not find one (save mode errorifexists)."""
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import fsspec
-from fsspec.core import url_to_fs
+from fsspec.core import split_protocol, url_to_fs
 
-from hudi_md.errors import HudiMdError
+from hudi_md.errors import HudiMdError, MissingExtraError
 from hudi_md.storage.retry import RetryPolicy, StorageError, is_transient
 
 
@@ -224,6 +224,36 @@ class _StorageInputFile:
         return data
 
 
+# The hudi-md extra (pyproject's optional-dependencies) that installs the fsspec filesystem of each
+# object-store protocol fsspec knows by name but does not ship.
+EXTRA_OF_PROTOCOL = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gcs",
+    "gcs": "gcs",
+    "abfs": "azure",
+    "abfss": "azure",
+    "az": "azure",
+    "adl": "azure",
+}
+
+
+def missing_filesystem_error(root: str, cause: ImportError) -> MissingExtraError:
+    """The error for a URL whose fsspec filesystem cannot be imported: fsspec's own ImportError
+    names a package, not how to get it with hudi-md, so the message names the extra to install."""
+    # a chained URL (simplecache::gs://...) names several; the object store is the one to blame
+    protocols = [split_protocol(part)[0] for part in root.split("::")]
+    for protocol in protocols:
+        extra = EXTRA_OF_PROTOCOL.get(protocol or "")
+        if extra is not None:
+            return MissingExtraError(
+                f"{root}: {protocol}:// needs the hudi-md extra {extra!r}: pip install 'hudi-md[{extra}]' "
+                f"({cause})",
+                extra,
+            )
+    return MissingExtraError(f"{root}: the fsspec filesystem for this URL cannot be imported ({cause})")
+
+
 class Storage:
     """A filesystem rooted at ``root`` (any fsspec URL or a local path).
 
@@ -245,7 +275,10 @@ class Storage:
         hoodie = {k: options.pop(k) for k in list(options) if k.startswith("hoodie.")}
         self.options = options  # fsspec's
         if fs is None:
-            fs, fs_root = url_to_fs(root, **self.options)
+            try:
+                fs, fs_root = url_to_fs(root, **self.options)
+            except ImportError as e:
+                raise missing_filesystem_error(root, e) from e
         else:
             fs_root = fs._strip_protocol(root)
         self.fs: fsspec.AbstractFileSystem = fs
