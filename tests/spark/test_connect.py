@@ -221,8 +221,8 @@ def test_read_with_filters_through_connect(client: dict[str, Any], table_path: A
     assert want and len(want) < len(rows)
     assert got["filtered"] == want
     assert got["count"] == len(want)
-    # the plan is the shim's, made on the server (Location: HudiMdFileIndex(1 paths)[<path, abbreviated>])
-    assert "Location: HudiMdFileIndex" in got["explain"]
+    # the plan is the shim's V2 scan, made on the server (BatchScan ... HudiMdScan ... reader=...)
+    assert "HudiMdScan" in got["explain"] and "reader=vectorized Parquet" in got["explain"]
 
 
 def test_query_options_and_sql_through_connect(client: dict[str, Any], table_path: Any) -> None:
