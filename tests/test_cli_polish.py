@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 import hudi_md
-
-
-def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "hudi_md.cli", *args], capture_output=True, text=True, timeout=120
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(
-            f"hudi-md {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
-        )
-    return proc
+from test_cli import run  # the one way the CLI tests run the command
 
 
 def _options(table_type: str = "COPY_ON_WRITE") -> dict[str, str]:
