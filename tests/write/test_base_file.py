@@ -21,10 +21,12 @@ from hudi_md.errors import InvalidOptionError
 from hudi_md.index.bloom import SIMPLE, BloomFilter
 from hudi_md.storage.base import Storage
 from hudi_md.write.base_file import (
+    DEFAULT_PAGE_SIZE,
     META_COLUMNS,
     add_meta_columns,
     column_ranges_from_parquet,
     columns_to_index,
+    dictionary_columns,
     write_base_file,
 )
 from hudi_md.write.schema import (
@@ -592,3 +594,31 @@ def test_columns_to_index_rules() -> None:
     assert listed == [*meta, "ts", "s.b.c"]
     with pytest.raises(InvalidOptionError):
         columns_to_index(schema, column_list=["nope"])
+
+
+def test_dictionary_columns_are_parquet_mrs_choice_on_every_fixture_file(
+    all_archives: list[str], table_path: Callable[[str], Path]
+) -> None:
+    """parquet-mr keeps a column's dictionary only when it beats plain encoding on the first page:
+    on every base file Apache Hudi wrote in the fixtures, ``dictionary_columns`` keeps exactly the
+    top-level columns parquet-mr kept (nested ones always keep theirs here)."""
+    checked = kept = dropped = 0
+    for archive in all_archives:
+        for path in _base_files(table_path(archive)):
+            pf = pq.ParquetFile(path)
+            if "parquet-mr" not in (pf.metadata.created_by or "") or pf.metadata.num_row_groups != 1:
+                continue
+            data = pf.read()
+            ours = set(dictionary_columns(data, DEFAULT_PAGE_SIZE))
+            rg = pf.metadata.row_group(0)
+            for i in range(rg.num_columns):
+                chunk = rg.column(i)
+                name = chunk.path_in_schema
+                if "." in name or pa.types.is_boolean(data.schema.field(name).type):
+                    continue
+                theirs = chunk.dictionary_page_offset is not None
+                assert (name in ours) == theirs, (path.name, name, theirs)
+                checked += 1
+                kept += theirs
+                dropped += not theirs
+    assert checked > 200 and kept > 20 and dropped > 20, (checked, kept, dropped)

@@ -58,11 +58,6 @@ FILE_GROUP_COUNT_KEYS = {
 COMPACT_MAX_DELTA_COMMITS = "hoodie.metadata.compact.max.delta.commits"
 COMPACT_MAX_DELTA_COMMITS_DEFAULT = 10
 HFILE_BLOCK_SIZE = 1024 * 1024
-# GZ level of the MDT's HFile blocks: Java's default (Hudi's bytes), but for the record index,
-# whose cells (one per record, ~80 bytes, ~20x smaller deflated) a commit writes by the million:
-# zlib's level 3 deflates them in half the CPU time of level 6 (1M cells: 0.35 -> 0.16 s) into
-# ~35 % more bytes (3.7 -> 5.0 MB), read as fast. Level 1 is no faster on them and larger still.
-HFILE_DEFLATE_LEVEL = {K.RECORD_INDEX: 3}
 MDT_BLOOM_ENTRIES, MDT_BLOOM_FPP, MDT_BLOOM_MAX = 10000, 1e-9, 100000
 
 _FG_PREFIX = {
@@ -190,10 +185,10 @@ class MetadataTableWriter:
 
     def hfile_cells_bytes(self, partition: str, cells: _Cells, *, base_file: bool) -> bytes:
         from hudi_md.formats.hfile import HFileWriter
-        from hudi_md.formats.hfile.writer import DEFAULT_DEFLATE_LEVEL
 
-        level = HFILE_DEFLATE_LEVEL.get(partition, DEFAULT_DEFLATE_LEVEL)
-        writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ", deflate_level=level)
+        # Java's default deflate level for every MDT partition: Hudi's bytes. The record index once
+        # took level 3 (half the CPU) but its blocks were then ~38 % larger than Hudi's (issue 40).
+        writer = HFileWriter(block_size=HFILE_BLOCK_SIZE, compression="GZ")
         writer.append_columns(cells.keys, cells.values)
         writer.add_file_info("schema", self._schema_json.encode("utf-8"))
         if base_file and len(cells.keys):
