@@ -7,7 +7,7 @@
 // The jar of line X.Y is `hudi-md-spark-X.Y_<scala binary>.jar` (scripts/build-shim copies it to
 // python/hudi_md/jars/; python/hudi_md/spark/session.py picks it by the running Spark version).
 // Spark, Arrow, Jackson and Hadoop are `provided`: they are on every Spark classpath, so a jar only
-// holds the shim's own classes. Build them all with scripts/build-shim.
+// holds the shim's own classes (and META-INF/LICENSE and NOTICE). Build them all with scripts/build-shim.
 
 // One project per Spark line: shimFor(line, the newest release of the line on Maven Central (patch
 // releases keep a line's binary API), that release's Scala). A release not on Maven Central (4.3.0
@@ -111,6 +111,14 @@ def shimFor(line: String, spark: String, scala: String, pypiSdistSha256: Option[
       Compile / packageBin / packageOptions += Package.ManifestAttributes(
         "Spark-Line" -> line,
         "Spark-Version" -> spark
+      ),
+      // The repository's LICENSE and NOTICE in every jar, where Apache's jars carry them. The jar
+      // bundles no third-party class (packageBin holds the shim's own classes and resources; its
+      // org.apache.spark.* classes are the shim's, placed there for Spark's package-private API),
+      // so NOTICE needs nothing more. scripts/build-dist checks every jar in the wheel has them.
+      Compile / packageBin / mappings ++= Seq(
+        (ThisBuild / baseDirectory).value / "LICENSE" -> "META-INF/LICENSE",
+        (ThisBuild / baseDirectory).value / "NOTICE" -> "META-INF/NOTICE"
       ),
       Test / sources := Nil
     )

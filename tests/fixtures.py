@@ -17,7 +17,7 @@ FIXTURES = Path(os.environ.get("HUDI_MD_FIXTURES", REPO / "tests" / "data" / "hu
 def shim_sources_sha256() -> str:
     """The hash of the sources the shim jars are built from, as ``scripts/build-shim`` writes it
     next to each jar (``<jar>.sources.sha256``: same files, same line format)."""
-    files = ["build.sbt", "project/build.properties", "project/repositories"]
+    files = ["build.sbt", "project/build.properties", "project/repositories", "LICENSE", "NOTICE"]
     files += [p.relative_to(REPO).as_posix() for p in (REPO / "jvm-shim" / "src").rglob("*") if p.is_file()]
     lines = "".join(f"{hashlib.sha256((REPO / f).read_bytes()).hexdigest()}  {f}\n" for f in sorted(files))
     return hashlib.sha256(lines.encode()).hexdigest()

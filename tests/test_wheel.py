@@ -1,27 +1,27 @@
-"""The wheel as a user gets it: built from the repository (``pip wheel``), it carries the shim jar of
-every Spark line, and installed with its ``spark`` extra into a fresh venv (pip picks the newest
-PySpark the extra allows) it round-trips a table — written through a write path, read back through
-``spark.read.format("hudi-md")`` — from a directory outside the repository, without PYTHONPATH.
+"""The wheel as a user gets it: built by ``scripts/build-dist`` (from the sdist; once per pytest
+process with tests/test_dist.py, tests/dist_build.py), it carries the shim jar of every Spark line,
+each with LICENSE and NOTICE, and installed with its ``spark`` extra into a fresh venv (pip picks
+the newest PySpark the extra allows) it round-trips a table — written through a write path, read
+back through ``spark.read.format("hudi-md")`` — from a directory outside the repository, without
+PYTHONPATH. tests/test_dist.py has the other extras' round trips and build-dist's checks.
 
 pip's cache (~/.cache/pip) keeps the downloads and the PySpark wheel pip builds from its sdist, so
-the venv costs about a minute after the first run.
+the venv costs about a minute after the first run; it is deleted after the module (over 1 GB).
 """
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import shutil
-import subprocess
-import sys
 import textwrap
-import venv
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from dist_build import built_dist, fresh_venv, outside_the_repository, run, user_env
 from hudi_md.spark.session import SCALA_FOR_SPARK_LINE, jar_name
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,37 +82,22 @@ ROUND_TRIP = textwrap.dedent(
 )
 
 
-def _run(args: list[str], timeout: float, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kwargs)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
-        pytest.fail(f"{' '.join(args[:4])} ... failed ({proc.returncode}):\n{tail}", pytrace=False)
-    return proc
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``pip wheel`` of a copy of the repository's package sources (an in-tree build would write
-    build/ and *.egg-info into the repository)."""
-    src = tmp_path_factory.mktemp("wheel-src")
-    for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):
-        shutil.copy2(REPO / name, src / name)
-    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    shutil.copytree(REPO / "python", src / "python", ignore=skip)
-    out = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(src)], 600)
-    (whl,) = out.glob("hudi_md-*.whl")
-    return whl
+    """``scripts/build-dist``'s wheel (built from its sdist, from a copy of the repository's files:
+    an in-tree build would write *.egg-info into the repository)."""
+    return built_dist(tmp_path_factory).wheel
 
 
 @pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel and its ``spark`` extra (newest allowed PySpark); its python."""
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh venv with the wheel and its ``spark`` extra (newest allowed PySpark); its python.
+    Deleted after the module."""
     env_dir = tmp_path_factory.mktemp("wheel-venv")
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    _run([str(python), "-m", "pip", "install", "--quiet", f"{wheel}[spark]"], 1800, cwd=env_dir)
-    return python
+    try:
+        yield fresh_venv(env_dir, wheel, "spark", timeout=1800)
+    finally:
+        shutil.rmtree(env_dir, ignore_errors=True)
 
 
 def test_the_wheel_carries_every_lines_jar(wheel: Path) -> None:
@@ -135,20 +120,32 @@ def test_the_wheel_carries_the_license_and_notice(wheel: Path) -> None:
     assert "License-Expression: Apache-2.0" in metadata
 
 
+def test_every_jar_carries_the_license_and_notice(wheel: Path) -> None:
+    # META-INF/LICENSE and META-INF/NOTICE: build.sbt maps the repository's files into each jar
+    with zipfile.ZipFile(wheel) as z:
+        jars = {n: z.read(n) for n in z.namelist() if n.endswith(".jar")}
+    assert len(jars) == len(SCALA_FOR_SPARK_LINE)
+    for name, data in jars.items():
+        with zipfile.ZipFile(io.BytesIO(data)) as jar:
+            inner = set(jar.namelist())
+            for legal in ("LICENSE", "NOTICE"):
+                assert f"META-INF/{legal}" in inner, f"{name} lacks META-INF/{legal}"
+                assert jar.read(f"META-INF/{legal}") == (REPO / legal).read_bytes(), name
+
+
 @pytest.mark.parametrize("write_path", WRITE_PATHS)
 def test_round_trip_from_the_installed_wheel_on_the_newest_spark(
     installed: Path, write_path: str, tmp_path: Path
 ) -> None:
     script = tmp_path / "round_trip.py"
     script.write_text(ROUND_TRIP)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "VIRTUAL_ENV")}
-    proc = _run([str(installed), str(script), write_path, str(tmp_path / "t")], 900, cwd=tmp_path, env=env)
+    proc = run([installed, script, write_path, tmp_path / "t"], 900, cwd=tmp_path, env=user_env())
     result = json.loads(proc.stdout.strip().splitlines()[-1])
 
     assert tuple(int(p) for p in result["pyspark"].split(".")[:2]) == NEWEST_LINE
     site = installed.parent.parent
     assert Path(result["hudi_md"]).is_relative_to(site)  # the installed package, not the repository
-    assert not any(p and Path(p).resolve().is_relative_to(REPO) for p in result["sys_path"])
+    assert outside_the_repository(result["sys_path"], site, tmp_path)
     assert Path(result["jar"]).is_relative_to(site)
     assert Path(result["jar"]).name == jar_name(result["pyspark"])
     assert result["spark_jars"] == result["jar"]
