@@ -464,7 +464,7 @@ def verify(path: Path, expected_keys: int) -> dict[str, Any]:
 
     t0 = time.monotonic()
     table = hudi_md.open_table(str(path))
-    available = list(table.config.metadata_partitions)
+    available = list(table.state.config.metadata_partitions)
     diffs = validate_metadata_table(table)
     mdt = table.metadata_table
     indexed = len(mdt.record_index.locations()) if mdt is not None and "record_index" in available else None

@@ -119,7 +119,7 @@ def run(rows: int, layout: str, max_file_size: int, prefixes: int, root: Path) -
     n = table.read(columns=["id", "fare"]).num_rows
     scan_s = time.perf_counter() - start
     assert n == rows, (n, rows)
-    scan_hist = histogram(table.storage.stats.by_path(), "tables")
+    scan_hist = histogram(table.state.storage.stats.by_path(), "tables")
     files = sum(1 for _ in (root / ("data" if layout == "object_store" else "tables")).rglob("*.parquet"))
     return {
         "layout": layout,

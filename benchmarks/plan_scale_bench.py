@@ -226,14 +226,14 @@ def hudi_md_plans(
             colds.append(cold_s)
             cold_cpus.append(time.process_time() - cpu)
         cold_s = statistics.median(colds)
-        stats = table.storage.stats
+        stats = table.state.storage.stats
         files = sorted(_slice_files(plan.slices))
         mdt_reads = [r for r in rec.reads if f"/{MDT}/" in r[0]]
         warm, repeat = [], []
         before = stats.snapshot()
         for _ in range(repeats):
             # the plan computed again, from the MDT records and file groups the state holds
-            table.plan_results = SnapshotCache()
+            table.state.plan_results = SnapshotCache()
             s, again = timed(lambda q=q, table=table: table.plan(q.filters))
             warm.append(s)
             assert sorted(_slice_files(again.slices)) == files

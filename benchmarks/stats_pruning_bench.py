@@ -47,7 +47,7 @@ def measure(path: str, filters: Any, repeats: int) -> dict[str, Any]:
     cold = time.perf_counter() - t0
     warm = []
     for _ in range(repeats):
-        table.plan_results = SnapshotCache()
+        table.state.plan_results = SnapshotCache()
         t0 = time.perf_counter()
         again = table.plan(filters)
         warm.append(time.perf_counter() - t0)

@@ -18,7 +18,7 @@ from workloads import (
 
 
 def check_partitions(hudi: Any, path: str, layout: Layout) -> None:
-    assert md_table(path).uses_metadata_table
+    assert md_table(path).state.uses_metadata_table
     assert md_table(path).partitions() == hudi.partitions(path, metadata=True)
     assert md_table(path, metadata=False).partitions() == hudi.partitions(path, metadata=False)
 
@@ -51,7 +51,7 @@ def check_column_stats(hudi: Any, path: str, layout: Layout) -> None:
 def check_partition_stats(hudi: Any, path: str, layout: Layout) -> None:
     table = md_table(path)
     columns = hudi.indexed_columns(path)
-    if "partition_stats" not in table.config.metadata_partitions:
+    if "partition_stats" not in table.state.config.metadata_partitions:
         assert not layout.partition_fields, "Hudi has no partition_stats for a partitioned table"
         return
     problems = stats_diff(

@@ -2,7 +2,7 @@
 which Hudi never shipped): its ``.hoodie/`` is a normal version-9 table, so Hudi reads the timeline,
 the table config and the MDT (partitions, file listings by logical name, column stats, record
 index) as hudi-md does; the data files are not under the table path, so a Hudi snapshot query
-cannot return the rows. The test pins both, so that the README's statement stays true, and checks
+cannot return the rows. The test pins both, so that docs/guide/federated-layout.md stays true, and checks
 that a default-layout table is untouched by the feature (Hudi reads it as before)."""
 
 from __future__ import annotations
@@ -55,9 +55,8 @@ def test_hudi_reads_a_federated_tables_metadata_but_not_its_data(spark: Any, tab
     # the metadata: partitions through the MDT, the latest slices by logical name, the record index
     assert sorted(hudi.partitions(str(path), metadata=True)) == sorted(ours.partitions())
     slices = hudi.latest_file_slices(str(path), metadata=True)
-    want = sorted(
-        (s.partition_path, s.file_id) for s in ours.file_system_view().latest_file_slices(ours.partitions())
-    )
+    view = ours.state.file_system_view()
+    want = sorted((s.partition_path, s.file_id) for s in view.latest_file_slices(ours.partitions()))
     assert sorted((s.partition, s.file_id) for s in slices) == want
     keys = [f"k{i:03d}" for i in range(30)]
     located = hudi.record_index(str(path), keys)

@@ -53,8 +53,8 @@ def _write(
 
 def hudi_writes_unreadable(case: Case, batch: Batch) -> bool:
     """Apache Hudi 1.2 writes a null ordering value that meets a stored row into a MOR log, and
-    then cannot read its table (a ClassCastException); hudi-md refuses the batch instead (README,
-    "Which record wins")."""
+    then cannot read its table (a ClassCastException); hudi-md refuses the batch instead
+    (docs/guide/writes.md, "Which record wins")."""
     return case.finding == "4" and case.table_type == "MERGE_ON_READ" and batch.refused
 
 

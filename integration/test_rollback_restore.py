@@ -92,7 +92,7 @@ def _check_md(path: Path, model: Model) -> None:
     # Apache Hudi 1.2's procedures (rollback_to_instant, restore, savepoints) run with a write
     # config that does not enable the record index, so its auto-deletion drops the MDT's
     # record_index and leaves index.json's definition behind: validate reports that, as
-    # issue 13 asks (README "Building an index while writers write"); it is the only difference.
+    # issue 13 asks (docs/guide/indexing.md); it is the only difference.
     dropped = [d for d in diffs if d.kind == "index_dropped"]
     assert all("record_index" in d.detail for d in dropped), [d.describe() for d in dropped]
     others = [d for d in diffs if d.kind != "index_dropped"]

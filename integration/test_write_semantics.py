@@ -17,7 +17,7 @@ The rows (every column) of Hudi's table are compared with the pyarrow writer's t
 every batch, and at the end with every writer's table, read by hudi-md, by Apache Hudi and by
 hudi-rs.
 
-Where Hudi 1.2's own outcome is a defect the generator does not go (the README, "Which record
+Where Hudi 1.2's own outcome is a defect the generator does not go (docs/guide/writes.md, "Which record
 wins", says what hudi-md does instead): a MOR table where Hudi accepts a null ordering value
 against a stored row and then cannot read its table (hudi-md refuses the batch; the scenario ends
 there), and a MOR re-insert after a delete by key with an ordering value below the deleted base

@@ -87,7 +87,7 @@ def check_index(
     path: Path, partitions: Sequence[str], work: Path, *, options: dict[str, str] | None = None
 ) -> None:
     table = hudi_md.open_table(str(path), options)
-    state = indexing_state(table.storage, table.config, table.timeline)
+    state = indexing_state(table.state.storage, table.state.config, table.timeline)
     assert state.pending == [], f"indexing left pending: {state.pending}"
     assert state.inflight == [], f"partitions left inflight: {state.inflight}"
     mdt = table.metadata_table
@@ -95,7 +95,7 @@ def check_index(
     diffs = validate_metadata_table(table)
     assert diffs == [], diffs[:5]
     scratch = rebuilt_from_scratch(path, partitions, work)
-    slices = table.file_system_view().latest_file_slices(table.partitions())
+    slices = table.state.file_system_view().latest_file_slices(table.partitions())
     live_files = {(s.partition_path, f.name) for s in slices for f in ([s.base_file] if s.base_file else [])}
     live_files |= {(s.partition_path, lf.name) for s in slices for lf in s.log_files}
 
@@ -124,7 +124,7 @@ def check_index(
         columns = sorted({s.column_name for s in stats})
         assert columns, "column_stats is empty"
         by_key = {_stats_key(s): s for s in stats}
-        on_storage = {(p, n) for p, files in _storage_files(table).items() for n in files}
+        on_storage = {(p, n) for p, files in _storage_files(table.state).items() for n in files}
         stale = sorted({(s.partition_path, s.file_name) for s in stats} - on_storage)
         assert not stale, f"column_stats of files not on storage: {stale[:3]}"
         for s in slices:

@@ -52,7 +52,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
 
 def _plan(path: Path, filters: list | None, options: dict | None = None) -> tuple[hudi_md.Table, dict]:
     table = hudi_md.open_table(str(path), options)
-    table.storage.stats.reset()  # the plan's reads only (opening a table reads its timeline)
+    table.state.storage.stats.reset()  # the plan's reads only (opening a table reads its timeline)
     plan = table.plan(filters)
     return table, {**plan.counters, "slices": len(plan.slices)}
 
@@ -88,7 +88,7 @@ def test_requests_per_plan_do_not_grow_with_partitions(tables: dict[int, Path], 
     small, small_counters = _plan(tables[100], filters)
     large, large_counters = _plan(tables[10_000], filters)
     assert small_counters["slices"] == large_counters["slices"] or filters in (None, FILTERS[3])
-    small_n, large_n = small.storage.stats.requests, large.storage.stats.requests
+    small_n, large_n = small.state.storage.stats.requests, large.state.storage.stats.requests
     # The same files are read at both sizes; at 10k partitions a log file outgrows one read and
     # takes two to frame, and a lookup may touch another block: a bounded difference.
     files_only = filters in (FILTERS[0], FILTERS[1], FILTERS[2])
@@ -115,11 +115,11 @@ def test_mdt_bytes_of_a_partition_plan_do_not_grow(tables: dict[int, Path], filt
         assert counters["partitions_from_keys"] <= 10
         # opening the files partition, then at most a few of its blocks (GZ: smaller than BLOCK)
         bound = _framing_bytes(tables[n], "files") + 4 * BLOCK
-        mdt_bytes = table.storage.stats.bytes_read_under(MDT)
+        mdt_bytes = table.state.storage.stats.bytes_read_under(MDT)
         assert mdt_bytes <= bound, (n, mdt_bytes, bound)
-        assert mdt_bytes == table.storage.stats.bytes_read_under(
+        assert mdt_bytes == table.state.storage.stats.bytes_read_under(
             f"{MDT}/files"
-        ) + table.storage.stats.bytes_read_under(f"{MDT}/.hoodie")
+        ) + table.state.storage.stats.bytes_read_under(f"{MDT}/.hoodie")
     # and at 10k partitions that bound is a small part of the files partition
     assert 2 * (_framing_bytes(tables[10_000], "files") + 4 * BLOCK) < _mdt_size(tables[10_000], "files")
 
@@ -128,13 +128,13 @@ def test_a_plan_without_filter_reads_the_files_partition_once(tables: dict[int, 
     path = tables[10_000]
     table, counters = _plan(path, None)
     assert counters["slices"] == 10_000
-    files_bytes = table.storage.stats.bytes_read_under(f"{MDT}/files")
+    files_bytes = table.state.storage.stats.bytes_read_under(f"{MDT}/files")
     # the whole partition, plus the framing reads of its log files, which a full scan reads again
     assert _mdt_size(path, "files") <= files_bytes <= _mdt_size(path, "files") + _framing_bytes(path, "files")
-    before = table.storage.stats.requests
+    before = table.state.storage.stats.requests
     again = table.plan(None)
     assert len(again.slices) == 10_000
-    assert table.storage.stats.requests == before  # the same state plans from memory
+    assert table.state.storage.stats.requests == before  # the same state plans from memory
 
 
 def test_a_plan_without_filter_takes_the_partition_list_from_its_scan(
@@ -150,20 +150,20 @@ def test_a_plan_without_filter_takes_the_partition_list_from_its_scan(
     assert ahead_counters == list_first_counters
     assert ahead.partitions() == list_first.partitions()
     assert ahead.file_slices().equals(list_first.file_slices())
-    assert ahead.storage.stats.requests < list_first.storage.stats.requests
+    assert ahead.state.storage.stats.requests < list_first.state.storage.stats.requests
 
 
 def test_a_repeated_plan_on_one_state_reads_nothing(tables: dict[int, Path]) -> None:
     for filters in FILTERS:
         table, _ = _plan(tables[10_000], filters)
-        before = table.storage.stats.snapshot()
+        before = table.state.storage.stats.snapshot()
         table.plan(filters)
-        assert table.storage.stats.snapshot() == before, filters
+        assert table.state.storage.stats.snapshot() == before, filters
 
 
 def test_listing_does_grow(tables: dict[int, Path]) -> None:
     """The control: without the MDT, planning lists every partition."""
     small, _ = _plan(tables[100], [("v", ">", 5)], {"hoodie.metadata.enable": "false"})
     large, _ = _plan(tables[10_000], [("v", ">", 5)], {"hoodie.metadata.enable": "false"})
-    assert large.storage.stats.requests > 100 * small.storage.stats.requests / 10
-    assert large.storage.stats.requests >= 10_000
+    assert large.state.storage.stats.requests > 100 * small.state.storage.stats.requests / 10
+    assert large.state.storage.stats.requests >= 10_000

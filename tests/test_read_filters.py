@@ -200,7 +200,7 @@ def test_record_index_prunes_complex_single_field_keys(tmp_path) -> None:
     for chunk in (data.slice(0, 20), data.slice(20, 20)):
         hudi_md.write(chunk, path, operation="upsert", options=opts)
     table = hudi_md.open_table(path)
-    assert table.config.keygen == "COMPLEX"
+    assert table.state.config.keygen == "COMPLEX"
     plan = table.plan([("id", "=", "k7")])
     assert plan.counters["file_slices_after_record_index"] == 1
     got = table.read(filters=[("id", "in", ["k7", "k30"])])

@@ -98,7 +98,7 @@ def _check_readers(proxy: FaultProxy, uri: str, expected: list[tuple]) -> None:
         "aws_allow_http": "true",
     }
     table, _ = assert_readers(uri, expected, direct, rs_opts)
-    assert table.uses_metadata_table
+    assert table.state.uses_metadata_table
     diffs = validate_metadata_table(table)
     assert not diffs, [d.describe() for d in diffs]
     assert pending_instants(uri, direct) == []

@@ -70,7 +70,7 @@ def test_local_file_uri_and_memory_read_alike(table_path) -> None:
     try:
         table = hudi_md.open_table("memory://t")
         assert _snapshot(table) == expected
-        assert table.uses_metadata_table
+        assert table.state.uses_metadata_table
         assert table.storage_stats()["requests"] > 0
     finally:
         mem.rm("/t", recursive=True)
@@ -102,7 +102,7 @@ def test_s3_through_a_local_moto_server(table_path) -> None:
         expected = _snapshot(hudi_md.open_table(str(local)))
         table = hudi_md.open_table("s3://bucket/t", opts)
         assert _snapshot(table) == expected
-        assert table.uses_metadata_table
+        assert table.state.uses_metadata_table
         listed = hudi_md.open_table("s3://bucket/t", {**opts, "hoodie.metadata.enable": "false"})
         assert _snapshot(listed) == expected
         # A commit made by another writer (another filesystem object, as another process would

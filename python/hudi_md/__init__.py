@@ -1,8 +1,9 @@
 """hudi-md: Apache Hudi's metadata table, from Python.
 
-The read API (``open_table``, ``Table``) and the write entry points (``write``, the indexing
-functions) are imported on first use: ``import hudi_md`` alone loads only the errors, so a tool that
-only reads does not pay for the write side (most of the package), nor for pandas.
+The read API (``open_table``, ``Table``) and the write entry points (``write`` and the
+``WriteResult`` it returns, the indexing functions) are imported on first use: ``import hudi_md``
+alone loads only the errors (every one of them, from :mod:`hudi_md.errors`), so a tool that only
+reads does not pay for the write side (most of the package), nor for pandas.
 """
 
 from __future__ import annotations
@@ -11,41 +12,88 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+# Every error class, so that a caller catches one without importing the module raising it.
 from hudi_md.errors import (
+    CommitCompletedError,
     CommitMetadataError,
+    CommitStateUnknownError,
     CorruptFileError,
+    EngineJobError,
+    EngineUnavailableError,
+    HeartbeatExpiredError,
     HFileFormatError,
     HudiMdError,
+    IncompatibleSchemaChangeError,
     IndexingTimeoutError,
     InvalidOptionError,
+    LockError,
+    LockLostError,
+    LockTimeoutError,
     LogFormatError,
+    MetadataRequiredError,
     MetadataTableError,
+    MetastoreError,
+    MissingExtraError,
+    MissingSchemaFieldError,
+    ParquetFileError,
+    PendingClusteringError,
+    RecordMergeError,
+    SchemaEvolutionError,
+    StorageError,
+    StorageLayoutError,
     TableConfigError,
+    TableExistsError,
     TableNotFoundError,
+    UnknownOptionWarning,
     UnsupportedFeatureError,
+    UnsupportedSparkVersionError,
     WriteConflictError,
 )
 
 if TYPE_CHECKING:
     from hudi_md.api import Table, open_table
     from hudi_md.entry import drop_index, run_indexing, schedule_indexing, write
+    from hudi_md.write.result import WriteResult
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CommitCompletedError",
     "CommitMetadataError",
+    "CommitStateUnknownError",
     "CorruptFileError",
+    "EngineJobError",
+    "EngineUnavailableError",
     "HFileFormatError",
+    "HeartbeatExpiredError",
     "HudiMdError",
+    "IncompatibleSchemaChangeError",
     "IndexingTimeoutError",
     "InvalidOptionError",
+    "LockError",
+    "LockLostError",
+    "LockTimeoutError",
     "LogFormatError",
+    "MetadataRequiredError",
     "MetadataTableError",
+    "MetastoreError",
+    "MissingExtraError",
+    "MissingSchemaFieldError",
+    "ParquetFileError",
+    "PendingClusteringError",
+    "RecordMergeError",
+    "SchemaEvolutionError",
+    "StorageError",
+    "StorageLayoutError",
     "Table",
     "TableConfigError",
+    "TableExistsError",
     "TableNotFoundError",
+    "UnknownOptionWarning",
     "UnsupportedFeatureError",
+    "UnsupportedSparkVersionError",
     "WriteConflictError",
+    "WriteResult",
     "__version__",
     "drop_index",
     "open_table",
@@ -67,6 +115,10 @@ def __getattr__(name: str) -> Any:
         from hudi_md import entry
 
         value = getattr(entry, name)
+    elif name == "WriteResult":
+        from hudi_md.write.result import WriteResult
+
+        value = WriteResult
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # cached: later lookups find it without calling back here

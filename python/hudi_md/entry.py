@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hudi_md.config import check_options
+from hudi_md.config import write as W
 from hudi_md.errors import InvalidOptionError
 from hudi_md.write.config import OPERATION, OPERATIONS
+from hudi_md.write.result import WriteResult
 from hudi_md.write.writer import HudiWriter
 
 if TYPE_CHECKING:
@@ -19,8 +22,11 @@ if TYPE_CHECKING:
 
 def write(
     data: Any, uri: str, *, operation: str | None = None, options: Mapping[str, Any] | None = None
-) -> str:
-    """Write ``data`` to the Hudi table at ``uri``; returns the instant time of the commit.
+) -> WriteResult:
+    """Write ``data`` to the Hudi table at ``uri``; returns what the commit recorded, a
+    :class:`~hudi_md.write.result.WriteResult`: the instant time (it *is* that string, so code
+    using the instant keeps working) with the rows inserted, updated and deleted, the files added
+    and removed, the bytes written and the time its metadata-table update took.
 
     ``data``: a ``pyarrow.Table`` or ``RecordBatch``, a pandas or polars DataFrame (or anything
     else with the Arrow C stream interface, read whole), a PySpark DataFrame (written by the Spark
@@ -34,6 +40,7 @@ def write(
     ``hoodie.datasource.write.recordkey.field``, ...) with Hudi's defaults; other keys go to
     fsspec as storage options.
     """
+    check_options(options or {})
     operation = resolve_operation(operation, options)
     if _is_spark_dataframe(data):
         # Imported here: PySpark is an optional dependency.
@@ -42,16 +49,16 @@ def write(
         return write_dataframe(data, uri, operation=operation, options=options)
     if isinstance(data, pa.RecordBatchReader):
         # read as it is written, batch by batch (insert and bulk_insert; others are refused)
-        return HudiWriter(uri, options).write_batches(data, operation).instant
+        return HudiWriter(uri, options).write_batches(data, operation).write_result
     table = as_arrow_table(data)
-    return HudiWriter(uri, options).write(table, operation).instant
+    return HudiWriter(uri, options).write(table, operation).write_result
 
 
 def resolve_operation(operation: str | None, options: Mapping[str, Any] | None) -> str:
     """The write operation: ``operation``, else ``hoodie.datasource.write.operation``, else
     ``upsert``; names are Hudi's (case-insensitive). Unknown names, and an argument and option
     that disagree, raise :class:`InvalidOptionError`."""
-    given = None if options is None else options.get(OPERATION)
+    given = None if options is None else W.OPERATION.raw(options)
     names = {}
     for source, value in (("operation", operation), (OPERATION, given)):
         if value is None or str(value).strip() == "":

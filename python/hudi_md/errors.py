@@ -1,8 +1,48 @@
-"""Every error hudi-md raises on purpose derives from :class:`HudiMdError`."""
+"""Every error hudi-md raises on purpose derives from :class:`HudiMdError`, and every one is
+defined here, so that ``hudi_md.errors`` (and ``hudi_md``) name them all: a caller catches any of
+them without importing the module that raises it (which may be the write side or Spark, loaded on
+first use). ``tests/test_api_surface.py`` checks that no module defines another."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+__all__ = [
+    "CommitCompletedError",
+    "CommitMetadataError",
+    "CommitStateUnknownError",
+    "CorruptFileError",
+    "EngineJobError",
+    "EngineUnavailableError",
+    "HFileFormatError",
+    "HeartbeatExpiredError",
+    "HudiMdError",
+    "IncompatibleSchemaChangeError",
+    "IndexingTimeoutError",
+    "InvalidOptionError",
+    "LockError",
+    "LockLostError",
+    "LockTimeoutError",
+    "LogFormatError",
+    "MetadataRequiredError",
+    "MetadataTableError",
+    "MetastoreError",
+    "MissingExtraError",
+    "MissingSchemaFieldError",
+    "ParquetFileError",
+    "PendingClusteringError",
+    "RecordMergeError",
+    "SchemaEvolutionError",
+    "StorageError",
+    "StorageLayoutError",
+    "TableConfigError",
+    "TableExistsError",
+    "TableNotFoundError",
+    "UnknownOptionWarning",
+    "UnsupportedFeatureError",
+    "UnsupportedSparkVersionError",
+    "WriteConflictError",
+]
 
 
 class HudiMdError(Exception):
@@ -55,6 +95,30 @@ class TableNotFoundError(HudiMdError, FileNotFoundError):
     """No Hudi table at the given location."""
 
 
+class MetadataRequiredError(MetadataTableError):
+    """A table whose data files a federated storage strategy spreads over the storage path can only
+    be listed through its metadata table: reading it with ``hoodie.metadata.enable=false``, or
+    without a readable MDT, would find no data file under the table path."""
+
+
+class StorageLayoutError(InvalidOptionError):
+    """A table's storage layout cannot be what was asked: a table cannot switch its storage
+    strategy or storage path after creation (its files would not be where the layout says)."""
+
+
+class StorageError(HudiMdError, OSError):
+    """A storage request failed: ``op`` on ``url``, after ``attempts`` tries; ``transient`` says
+    whether the last failure looked temporary (the request was retried until the policy ran out)."""
+
+    def __init__(self, op: str, url: str, cause: BaseException, *, transient: bool, attempts: int) -> None:
+        kind = "transient failure, retries exhausted" if transient else "failed"
+        super().__init__(f"{op} {url}: {kind} after {attempts} attempt(s): {type(cause).__name__}: {cause}")
+        self.op = op
+        self.url = url
+        self.transient = transient
+        self.attempts = attempts
+
+
 class MissingExtraError(HudiMdError, ImportError):
     """A package hudi-md needs for what was asked is not installed: ``extra`` names the hudi-md
     extra that installs it (``pip install 'hudi-md[<extra>]'``), None when none does. An
@@ -91,6 +155,27 @@ class CommitStateUnknownError(HudiMdError):
         self.instant_time = instant_time
         self.action = action
         self.path = path
+
+
+class CommitCompletedError(HudiMdError):
+    """The write's commit completed (its rows are in the table), but something after it failed
+    (an inline table service); ``instant`` is the completed commit."""
+
+    def __init__(self, instant: str, message: str) -> None:
+        super().__init__(message)
+        self.instant = instant
+
+
+class LockError(HudiMdError):
+    """The table lock could not be acquired, kept or released."""
+
+
+class LockTimeoutError(LockError):
+    """The table lock could not be acquired in time (another live writer holds it)."""
+
+
+class LockLostError(LockError):
+    """This writer no longer holds the table lock (it was broken as stale, or its file changed)."""
 
 
 class WriteConflictError(HudiMdError):
@@ -233,3 +318,9 @@ class RecordMergeError(HudiMdError, ValueError):
     def __init__(self, message: str, keys: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.keys = list(keys)
+
+
+class UnknownOptionWarning(UserWarning):
+    """An option key that looks like hudi-md's or Apache Hudi's (``hoodie.*``, ``hudi_md.*``) but is
+    neither: most likely misspelt, and ignored. The message names the nearest known key. Warned once
+    per key per process (:func:`hudi_md.config.check_options`)."""

@@ -384,7 +384,7 @@ def test_fixture_plans_built_column_wise(archive: str, table_path, monkeypatch) 
     partitions = table.partitions()
     # the partition list too
     assert mdt.files._all_partitions_columns().to_pylist() == record_wise_partitions(mdt)
-    view = table.file_system_view(None)
+    view = table.state.file_system_view(None)
     files = mdt.files.files_table()
     assert files is not None  # every files record Hudi wrote takes the column-wise path
     record_wise = mdt.files.files_in_partitions(partitions)
@@ -457,7 +457,8 @@ def test_hudi_md_table_with_cleans_overwrites_and_dropped_partitions(tmp_path: P
     record_wise = hudi_md.open_table(path)
     listed = record_wise.metadata_table.files._all_partitions_columns()
     assert listed.to_pylist() == record_wise_partitions(record_wise.metadata_table)
-    want = slices_to_arrow(record_wise.file_system_view(None).latest_file_slices(record_wise.partitions()))
+    view = record_wise.state.file_system_view(None)
+    want = slices_to_arrow(view.latest_file_slices(record_wise.partitions()))
     monkeypatch.setattr(planner, "COLUMNAR_MIN_PARTITIONS", 0)
     table = hudi_md.open_table(path)
     files = table.metadata_table.files.files_table()

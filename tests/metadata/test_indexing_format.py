@@ -127,6 +127,7 @@ def test_index_show_lists_a_pending_plan(table_path: Callable[[str], Path], tmp_
             "instant": "20990101000000000",
             "state": "requested",
             "partitions": [{"partition": "bloom_filters", "up_to_instant": base}],
+            "error": None,  # the plan was read
         }
     ]
     assert len(shown["completed_indexing"]) == 2 and "bloom_filters" not in shown["available"]

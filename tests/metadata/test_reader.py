@@ -38,7 +38,7 @@ def _slice_set(table: hudi_md.Table) -> list[tuple]:
 def test_mdt_archives_are_the_ones_with_an_mdt(table_path) -> None:
     for archive in archives():
         table = hudi_md.open_table(str(table_path(archive)))
-        assert ("files" in table.config.metadata_partitions) == (archive in MDT_ARCHIVES), archive
+        assert ("files" in table.state.config.metadata_partitions) == (archive in MDT_ARCHIVES), archive
 
 
 @pytest.mark.parametrize("archive", MDT_ARCHIVES)
@@ -46,7 +46,7 @@ def test_mdt_and_listing_views_agree(archive: str, table_path) -> None:
     path = str(table_path(archive))
     with_mdt = hudi_md.open_table(path)
     listed = hudi_md.open_table(path, {"hoodie.metadata.enable": "false"})
-    assert with_mdt.uses_metadata_table and not listed.uses_metadata_table
+    assert with_mdt.state.uses_metadata_table and not listed.state.uses_metadata_table
     assert with_mdt.partitions() == listed.partitions()
     assert _slice_set(with_mdt) == _slice_set(listed)
 
@@ -54,7 +54,7 @@ def test_mdt_and_listing_views_agree(archive: str, table_path) -> None:
 def test_meta_and_nometa_twins_agree(table_path) -> None:
     meta = hudi_md.open_table(str(table_path("sample_table/mor/avro/v9_txns_simple_meta.zip")))
     nometa = hudi_md.open_table(str(table_path("sample_table/mor/avro/v9_txns_simple_nometa.zip")))
-    assert meta.uses_metadata_table and not nometa.uses_metadata_table
+    assert meta.state.uses_metadata_table and not nometa.state.uses_metadata_table
     assert meta.partitions() == nometa.partitions()
     a = sorted(meta.read(columns=["_hoodie_record_key", "txn_id", "amount"]).to_pylist(), key=str)
     b = sorted(nometa.read(columns=["_hoodie_record_key", "txn_id", "amount"]).to_pylist(), key=str)
@@ -65,16 +65,16 @@ def test_planning_reads_no_data_partition_listing(table_path) -> None:
     """With the MDT, planning lists no data partition: requests under `region=` stay at zero."""
     table = hudi_md.open_table(str(table_path("sample_table/cow/v9_txns_simple_meta.zip")))
     table.file_slices()
-    assert table.uses_metadata_table
-    assert table.storage.stats.requests_under("region=") == 0
-    assert table.storage.stats.count("list") <= 4  # data timeline, MDT timeline, MDT `files` dir, + 1
+    assert table.state.uses_metadata_table
+    assert table.state.storage.stats.requests_under("region=") == 0
+    assert table.state.storage.stats.count("list") <= 4  # data timeline, MDT timeline, MDT `files` dir, + 1
 
 
 @pytest.mark.parametrize("archive", [a for a in MDT_ARCHIVES])
 def test_record_index_matches_base_files(archive: str, table_path) -> None:
     """Every key in a latest base file is located by the RLI at that partition and file group."""
     table = hudi_md.open_table(str(table_path(archive)))
-    if "record_index" not in table.config.metadata_partitions:
+    if "record_index" not in table.state.config.metadata_partitions:
         pytest.skip("no record index")
     expected: dict[str, tuple[str, str]] = {}
     for row in table.file_slices().to_pylist():
@@ -97,7 +97,7 @@ def test_record_index_matches_base_files(archive: str, table_path) -> None:
 @pytest.mark.parametrize("archive", [a for a in MDT_ARCHIVES])
 def test_column_stats_match_parquet_footers(archive: str, table_path) -> None:
     table = hudi_md.open_table(str(table_path(archive)))
-    if "column_stats" not in table.config.metadata_partitions:
+    if "column_stats" not in table.state.config.metadata_partitions:
         pytest.skip("no column stats")
     stats = {
         (s.partition_path, s.file_name, s.column_name): s for s in table.metadata_table.stats.column_stats()
@@ -145,7 +145,7 @@ def _cmp(v):
 @pytest.mark.parametrize("archive", [a for a in MDT_ARCHIVES])
 def test_partition_stats_bound_the_column_stats(archive: str, table_path) -> None:
     table = hudi_md.open_table(str(table_path(archive)))
-    if "partition_stats" not in table.config.metadata_partitions:
+    if "partition_stats" not in table.state.config.metadata_partitions:
         pytest.skip("no partition stats")
     mdt = table.metadata_table
     latest = {
@@ -219,7 +219,7 @@ def test_unreadable_mdt_falls_back_to_listing(tmp_path: Path, table_path) -> Non
         warnings.simplefilter("always")
         table = hudi_md.open_table(str(dest))
         assert _slice_set(table) == expected
-    assert not table.uses_metadata_table
+    assert not table.state.uses_metadata_table
     assert any("metadata table" in str(w.message) for w in caught)
     with pytest.raises(hudi_md.LogFormatError, match=r"\.files-0000-0_"):
         hudi_md.open_table(str(dest), {"hoodie.metadata.enable": "true"}).file_slices()

@@ -19,6 +19,8 @@ OPTIONS = {
     "hoodie.datasource.write.recordkey.field": "id",
     "hoodie.datasource.write.partitionpath.field": "dt",
     "hoodie.parquet.bloom.filter.enabled": "false",
+    # every insert starts file groups of its own: each base file on storage is a latest slice
+    "hoodie.parquet.small.file.limit": "0",
 }
 
 

@@ -56,7 +56,7 @@ RI_ARCHIVES = [a for a in archives() if "v6_empty" not in a]
 @pytest.mark.parametrize("archive", RI_ARCHIVES)
 def test_fixture_record_index_column_wise(archive: str, table_path) -> None:
     table = hudi_md.open_table(str(table_path(archive)))
-    if "record_index" not in table.config.metadata_partitions:
+    if "record_index" not in table.state.config.metadata_partitions:
         pytest.skip("no record index")
     assert assert_same(table.metadata_table, random.Random(archive)) > 0
 

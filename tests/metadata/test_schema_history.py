@@ -1,7 +1,7 @@
 """A table's schema through its commits (issue 36, part 4): reads as of an instant have that
 instant's columns, ``metadata validate`` reports a schema that lost fields earlier commits had
 (``schema_narrowed``), and the columns a write dropped are restored from a read before the damage
-(README, "Restoring columns a write dropped")."""
+(docs/guide/writes.md, "Restoring columns a write dropped")."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_a_read_as_of_an_instant_has_its_columns(tmp_path: Path, table_type: str
     assert "tip" not in table.schema.names
     old = table.read(as_of=first)
     assert _data(old) == _data(FIRST)  # every column of the first write, with its values
-    assert table.schema_as_of(first).names == old.column_names
+    assert table.state.schema_as_of(first).names == old.column_names
     # projections and filters on a column the table lost later
     assert table.read(as_of=first, columns=["uuid", "tip"]).sort_by("uuid").column("tip").to_pylist() == [
         0.1,
@@ -109,7 +109,7 @@ def test_a_read_as_of_a_later_instant_has_the_later_schema(tmp_path: Path) -> No
     _, second = _narrowed(path, "COPY_ON_WRITE")
     table = hudi_md.open_table(str(path))
     assert table.read(as_of=second).column_names == table.read().column_names
-    assert table.schema_as_of(second) == table.schema
+    assert table.state.schema_as_of(second) == table.schema
 
 
 # --- validate: schema_narrowed -----------------------------------------------------------------------
@@ -128,10 +128,11 @@ def test_validate_reports_a_table_whose_schema_lost_a_column(tmp_path: Path, tab
     # the command: exit 1, the difference named
     result = CliRunner().invoke(cli, ["metadata", "validate", str(path), "--json"])
     assert result.exit_code == 1, result.output
-    out = json.loads(result.output)
+    out = json.loads(result.stdout)
     assert [d["kind"] for d in out["differences"]] == ["schema_narrowed"]
     text = CliRunner().invoke(cli, ["metadata", "validate", str(path)])
-    assert text.exit_code == 1 and text.output.startswith("schema_narrowed: the table's schema lost tip")
+    # stdout: the differences (the progress lines go to stderr)
+    assert text.exit_code == 1 and text.stdout.startswith("schema_narrowed: the table's schema lost tip")
 
 
 def test_validate_names_each_dropping_commit_and_nested_fields(tmp_path: Path) -> None:
@@ -213,11 +214,12 @@ def _forget_schema(instant_file: Path) -> None:
 
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_restoring_the_columns_a_write_dropped(tmp_path: Path, table_type: str) -> None:
-    """The README's recipe: read as of the last instant before the damage, upsert those rows
-    back with the full schema. Rows not changed since come back whole; a row updated after the
-    damage keeps its newer values (its ordering value is higher) and the dropped column stays
-    null; a row deleted after the damage comes back. Joining the old columns onto the latest
-    rows restores them all and keeps later updates and deletes."""
+    """The plain recipe of docs/guide/writes.md ("Restoring columns a write dropped"): read as of the
+    last instant before the damage, upsert those rows back with the full schema. Rows not changed
+    since come back whole; a row updated after the damage keeps its newer values (its ordering
+    value is higher) and the dropped column stays null; a row deleted after the damage comes back.
+    Joining the old columns onto the latest rows restores them all and keeps later updates and
+    deletes."""
     path = tmp_path / "t"
     first, _ = _narrowed(path, table_type)  # a: updated by the damaging write itself
     # after the damage: b updated, d deleted
@@ -259,7 +261,7 @@ def test_restoring_the_columns_a_write_dropped(tmp_path: Path, table_type: str) 
 
 def test_under_commit_time_ordering_the_plain_recipe_reverts_later_updates(tmp_path: Path) -> None:
     """With ``COMMIT_TIME_ORDERING`` the restoring upsert always wins: a row updated after the
-    damage goes back to its values before it (the README says to join instead)."""
+    damage goes back to its values before it (docs/guide/writes.md says to join instead)."""
     path = tmp_path / "t"
     mode = {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"}
     first = _write(path, FIRST, "COPY_ON_WRITE", **mode)

@@ -73,7 +73,7 @@ def metastore(db_url: str, servers: list[ServerProcess], tmp_path: Path) -> dict
 
 
 def _slices(table: Any) -> list[tuple]:
-    view = table.file_system_view()
+    view = table.state.file_system_view()
     return sorted(
         (
             s.partition_path,
@@ -106,10 +106,10 @@ def _wait_synced(ms: dict[str, str]) -> None:
 def _check(path: Path, ms: dict[str, str], model: dict[str, tuple[str, int]]) -> None:
     _wait_synced(ms)
     through = hudi_md.open_table(str(path), ms)
-    assert through.source is not None, "planned from the metastore"
+    assert through.state.source is not None, "planned from the metastore"
     own = hudi_md.open_table(str(path))  # the table's own MDT
     listed = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})  # a storage listing
-    assert own.uses_metadata_table
+    assert own.state.uses_metadata_table
     assert through.partitions() == own.partitions() == listed.partitions()
     done = [(i.requested_time, i.action, i.completion_time) for i in own.timeline.completed()]
     assert [(i.requested_time, i.action, i.completion_time) for i in through.timeline.completed()] == done

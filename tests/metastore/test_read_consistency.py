@@ -28,12 +28,15 @@ import pytest
 from server_helpers import ServerProcess, token_for
 
 import hudi_md
+from hudi_md.api import Table
 from hudi_md.errors import WriteConflictError
+from hudi_md.metadata.reader import open_metadata_table
 from hudi_md.metastore.client import MetastoreClient
 from hudi_md.metastore.mirror import MetastoreMirror, register_table
 from hudi_md.metastore.plan_client import PlanClient
 from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
+from hudi_md.table.state import TableState
 from hudi_md.table.timeline import Timeline
 from hudi_md.write import services
 from hudi_md.write.config import WriteConfig
@@ -99,7 +102,7 @@ def _slices(table: Any) -> list[tuple[Any, ...]]:
             s.base_file.name if s.base_file else None,
             *(lf.name for lf in s.log_files),
         )
-        for s in table.file_system_view().latest_file_slices(table.partitions())
+        for s in table.state.file_system_view().latest_file_slices(table.partitions())
     )
 
 
@@ -153,7 +156,7 @@ def test_a_completion_the_server_missed_is_read_from_the_table_with_a_warning(
     for name in ("lake.t", path):
         with pytest.warns(RuntimeWarning, match=rf"{instant}.*hudi-md metastore sync"):
             table = hudi_md.open_table(name, restarted)
-        assert table.source is None and table.uses_metadata_table
+        assert table.state.source is None and table.state.uses_metadata_table
         assert _read(table) == model
     # once synced, reads plan through the server again, without a warning
     sync("lake.t", restarted)
@@ -161,7 +164,7 @@ def test_a_completion_the_server_missed_is_read_from_the_table_with_a_warning(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         table = hudi_md.open_table("lake.t", restarted)
-        assert table.source is not None
+        assert table.state.source is not None
         assert _read(table) == model
 
 
@@ -230,11 +233,11 @@ def test_the_staleness_check_costs_one_listing(
 
     before = client.requests
     table = hudi_md.open_table("lake.t", ms)
-    assert table.source is not None
+    assert table.state.source is not None
     # the server: the table by name with its timeline and snapshot status, one request
     assert client.requests - before == 1
     # storage: hoodie.properties and ONE listing of the timeline folder
-    stats = table.storage.stats
+    stats = table.state.storage.stats
     assert stats.snapshot()["list_requests"] == 1, stats.snapshot()
     assert stats.requests == 2, stats.snapshot()
     assert _slices(table) == _slices(own)
@@ -250,10 +253,10 @@ def test_the_staleness_check_costs_one_listing(
     client_w.close()
     with pytest.warns(RuntimeWarning, match=rf"{last.requested_time}.*hudi-md metastore sync"):
         behind = hudi_md.open_table("lake.t", ms)
-    assert behind.source is None
+    assert behind.state.source is None
     # the table's own timeline is the listing the check made: no second one
-    assert behind.storage.stats.snapshot()["list_requests"] == 1
-    assert behind.storage.stats.requests == 2
+    assert behind.state.storage.stats.snapshot()["list_requests"] == 1
+    assert behind.state.storage.stats.requests == 2
     assert _slices(behind) == _slices(own)
 
 
@@ -288,12 +291,20 @@ def test_a_plan_is_pinned_to_the_version_it_opened(
     assert cleaned is not None or table_type == "MERGE_ON_READ"  # a COW clean deletes the old bases
     _wait_synced(ms)
     fresh = hudi_md.open_table("lake.t", ms)
-    assert fresh.source is not None and _slices(fresh) == _slices(hudi_md.open_table(path))
+    assert fresh.state.source is not None and _slices(fresh) == _slices(hudi_md.open_table(path))
     # a new state from the same source is the table as it is now; the state opened before still
     # plans the version it was opened at (files the clean deleted since included)
-    again = type(planned_later)(planned_later.storage, planned_later.options, source=planned_later.source)
-    assert again.source is not None and _slices(again) == _slices(fresh)
-    assert planned_later.source is not None and _slices(planned_later) == expected
+    pinned_state = planned_later.state
+    again = Table(
+        TableState(
+            pinned_state.storage,
+            pinned_state.options,
+            open_metadata=open_metadata_table,
+            source=pinned_state.source,
+        )
+    )
+    assert again.state.source is not None and _slices(again) == _slices(fresh)
+    assert planned_later.state.source is not None and _slices(planned_later) == expected
 
 
 # --- concurrent writers and readers ---------------------------------------------------------------------
@@ -351,7 +362,7 @@ def test_concurrent_writers_and_readers_see_whole_states(
                 table = hudi_md.open_table("lake.t", ms)
                 rows = _read(table)
                 with lock:
-                    reads.append((started, rows, table.source is not None))
+                    reads.append((started, rows, table.state.source is not None))
         except BaseException as e:  # reported by the test
             errors.append(e)
 

@@ -131,5 +131,5 @@ def test_sigkill_mid_sync_then_catch_up(db_url: str, tmp_path: Path, servers: li
     assert sorted(got, key=key) == sorted(expected_slices, key=key)
     assert {(s["partition"], s["file_id"]) for s in got} == {
         (s.partition_path, s.file_id)
-        for s in hudi_md.open_table(path).file_system_view().latest_file_slices()
+        for s in hudi_md.open_table(path).state.file_system_view().latest_file_slices()
     }

@@ -133,12 +133,12 @@ class Scenario:
     def check(self) -> None:
         api, route = self.api, self.route
         table = hudi_md.open_table(self.path)
-        expected = {hudi_key(s) for s in table.file_system_view().latest_file_slices()}
+        expected = {hudi_key(s) for s in table.state.file_system_view().latest_file_slices()}
         got = {server_key(s) for s in api.ok(api.post(f"{route}/snapshot/slices", {}))}
         assert got == expected
         self.slices_with_logs += sum(1 for k in got if k[5])
         listed = hudi_md.open_table(self.path, {"hoodie.metadata.enable": "false"})
-        assert {hudi_key(s) for s in listed.file_system_view().latest_file_slices()} == expected
+        assert {hudi_key(s) for s in listed.state.file_system_view().latest_file_slices()} == expected
         # every live file the server knows is on storage, and every data file on storage is known
         live = {
             (f["partition"], f["name"], f["size"]) for f in api.ok(api.get(f"{route}/snapshot/all-files"))

@@ -216,11 +216,11 @@ def _check_filters(
     """Every filter reads through the server exactly the MDT's rows (and hudi-rs's, where its
     filter strings say the same), and the server's pruning returns exactly their partitions."""
     own = hudi_md.open_table(str(path))
-    assert own.uses_metadata_table
+    assert own.state.uses_metadata_table
     rs_table = hudi.HudiTableBuilder.from_base_uri(str(path)).build() if rs else None
     for f in filters:
         through = hudi_md.open_table(name, ms.options)
-        assert through.source is not None, "planned from the metastore"
+        assert through.state.source is not None, "planned from the metastore"
         want = own.read(filters=f, columns=["id", "_hoodie_partition_path"])
         got = through.read(filters=f, columns=["id"])
         assert _ids(got) == _ids(want), (name, f)

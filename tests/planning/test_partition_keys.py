@@ -157,7 +157,7 @@ def slice_set(table: hudi_md.Table, filters: list | Expression) -> set[tuple[str
 def test_key_lookups_select_what_the_partition_list_selects(tables, layout_id: str) -> None:
     layout, path, rows = tables[layout_id]
     listed = hudi_md.open_table(str(path), {"hoodie.metadata.enable": "false"})
-    scheme_ = listed.partition_scheme
+    scheme_ = listed.state.partition_scheme
     pschema = pa.schema([listed.schema.field(f) for f in layout.fields])
     used_keys = 0
     for filters in filter_cases(layout, rows, seed=1) + extra_cases(layout, rows):

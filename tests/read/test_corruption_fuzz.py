@@ -171,7 +171,7 @@ def test_zeroed_bytes_in_a_replacecommit_are_an_error_not_fewer_replaced_groups(
 def test_corrupt_parquet_is_an_error_naming_the_file(tmp_path: Path) -> None:
     table = str(tmp_path / "t")
     make_table(table)
-    t = hudi_md.open_table(table)
+    t = hudi_md.open_table(table).state
     base = next(s.base_file for s in t.file_system_view().latest_file_slices(t.partitions()) if s.base_file)
     full = os.path.join(table, base.path)
     with open(full, "rb") as fh:

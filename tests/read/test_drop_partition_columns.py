@@ -44,7 +44,7 @@ def test_partition_columns_come_from_the_partition_path(tmp_path: Path) -> None:
     path = tmp_path / "t"
     data = _table_without_partition_columns(path)
     table = hudi_md.open_table(str(path))
-    assert table.config.drop_partition_columns
+    assert table.state.config.drop_partition_columns
     got = table.read(columns=["id", "city", "v"])
     assert sorted(got.to_pylist(), key=lambda r: r["id"]) == sorted(data.to_pylist(), key=lambda r: r["id"])
     # a row filter on the partition column and one on a data column see the filled values

@@ -163,9 +163,9 @@ def test_planner_memory_for_stats_stays_small_when_distributed(spark: Any, table
     filters = CASES[3][0]
 
     def measured(step: Any) -> tuple[int, list[Any], dict[str, int]]:
-        table = hudi_md.open_table(str(table_path), BUDGET)
+        table = hudi_md.open_table(str(table_path), BUDGET).state  # what the pruning steps take
         slices = table.file_system_view(None).latest_file_slices(table.partitions())
-        expr = table.to_expression(filters)
+        expr = to_expression(filters)
         counters: dict[str, int] = {}
         tracemalloc.start()
         try:

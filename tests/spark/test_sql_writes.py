@@ -116,12 +116,12 @@ def test_sql_sequences_equal_the_model(
         f"TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{kind}') LOCATION '{path}'"
     )
     table = hudi_md.open_table(path)
-    assert (table.table_type, table.config.record_key_fields, table.partition_fields) == (
+    assert (table.table_type, table.state.config.record_key_fields, table.partition_fields) == (
         "COPY_ON_WRITE" if kind == "cow" else "MERGE_ON_READ",
         ["id"],
         ["city"] if partitioned else [],
     )
-    assert table.config.hive_style_partitioning == partitioned and table.config.table_name == name
+    assert table.state.config.hive_style_partitioning == partitioned and table.state.config.table_name == name
     model = Model(["city"] if partitioned else [])
     first = rows(range(24), 1, seed=seed)
     sql(f"INSERT INTO {name} SELECT id, ts, fare, city FROM {view(hudi_spark, 'src', first)}")
@@ -260,16 +260,16 @@ def test_ctas_and_save_as_table(hudi_spark, sql, tmp_path: Path) -> None:
     table = hudi_md.open_table(str(location))
     assert (
         table.table_type,
-        table.config.record_key_fields,
+        table.state.config.record_key_fields,
         table.partition_fields,
-        table.config.table_name,
+        table.state.config.table_name,
     ) == (
         "MERGE_ON_READ",
         ["id"],
         ["city"],
         "ctas_t",
     )
-    assert table.config.ordering_fields == ["ts"] and table.config.hive_style_partitioning
+    assert table.state.config.ordering_fields == ["ts"] and table.state.config.hive_style_partitioning
     model = Model(["city"])
     model.upsert(data)
     more = rows(range(5, 12), 2, seed=2)

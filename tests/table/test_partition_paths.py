@@ -189,7 +189,8 @@ def test_validate_names_paths_written_by_the_old_rule(
     # Reads stay right meanwhile: the old path decodes to the value the writer meant.
     assert t.read(filters=[("zone", "=", "san josé")], columns=["id"]).column("id").to_pylist() == ["f"]
 
-    # The README's rewrite: the table's rows written again with insert_overwrite_table.
+    # The rewrite of docs/reference/format-notes.md: the table's rows written again with
+    # insert_overwrite_table.
     hudi_md.write(
         t.read(columns=["id", "ts", "zone"]), path, operation="insert_overwrite_table", options=opts
     )

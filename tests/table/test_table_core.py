@@ -76,25 +76,25 @@ def test_an_open_table_is_current_until_its_config_or_timeline_changes(tmp_path:
     props = dest / ".hoodie/hoodie.properties"
     original = props.read_bytes()
     table = hudi_md.open_table(str(dest))
-    assert table.is_current()
-    assert TableConfig.load(table.storage, table.config) is table.config
+    assert table.state.is_current()
+    assert TableConfig.load(table.state.storage, table.state.config) is table.state.config
     props.write_bytes(b"#Updated at another time\n" + original)  # the same properties
-    reread = TableConfig.load(table.storage, table.config)
-    assert reread is not table.config and reread.props == table.config.props
-    assert table.is_current()
-    changed = dict(table.config.props, **{"hoodie.table.precombine.field": "changed_field"})
+    reread = TableConfig.load(table.state.storage, table.state.config)
+    assert reread is not table.state.config and reread.props == table.state.config.props
+    assert table.state.is_current()
+    changed = dict(table.state.config.props, **{"hoodie.table.precombine.field": "changed_field"})
     props.write_text(format_properties(changed))
-    assert not table.is_current()
+    assert not table.state.is_current()
     props.write_bytes(original)
-    assert table.is_current()
+    assert table.state.is_current()
     (dest / ".hoodie/hoodie.properties.backup").write_bytes(original)
     props.unlink()  # the backup holds the same bytes, read from another file
-    backup = TableConfig.load(table.storage, table.config)
-    assert backup is not table.config and backup.source.endswith("hoodie.properties.backup")
-    assert table.is_current()
+    backup = TableConfig.load(table.state.storage, table.state.config)
+    assert backup is not table.state.config and backup.source.endswith("hoodie.properties.backup")
+    assert table.state.is_current()
     props.write_bytes(original)
     next(p for p in (dest / ".hoodie/timeline").iterdir() if p.is_file()).unlink()
-    assert not table.is_current()
+    assert not table.state.is_current()
 
 
 def test_missing_table(tmp_path: Path) -> None:

@@ -482,7 +482,7 @@ def recover_and_check(path: Path, built: Built, out: Outcome) -> None:
     if mdt:
         try:
             table = hudi_md.open_table(str(path))
-            if not table.uses_metadata_table:
+            if not table.state.uses_metadata_table:
                 out.recovery = "mdt-missing"
                 return
             diffs = validate_metadata_table(table)

@@ -59,11 +59,11 @@ def _check(path: Path, model: Model) -> None:
     mdt = table.metadata_table
     assert mdt is not None and {K.RECORD_INDEX, K.COLUMN_STATS} <= mdt.available_partitions
     assert validate_metadata_table(table) == []
-    slices = table.file_system_view().latest_file_slices(table.partitions())
+    slices = table.state.file_system_view().latest_file_slices(table.partitions())
     # record index: every live key at its file group, nothing else
     from hudi_md.read.slice_reader import SliceRowReader
 
-    reader = SliceRowReader(table)
+    reader = SliceRowReader(table.state)
     where = {k: (s.partition_path, s.file_id) for s in slices for k in reader.keys(s).to_pylist()}
     found = mdt.record_index.locations(sorted(where))
     assert {k: (loc.partition_path, loc.file_id) for k, loc in found.items()} == where
@@ -350,6 +350,6 @@ def test_validate_after_commits_past_an_indexing_instant_are_archived(tmp_path: 
         HudiWriter(str(path), opts).write(data, "insert")
         model.apply("insert", data)
     table = hudi_md.open_table(str(path))
-    assert table.has_archived_instants(), "commits were archived"
+    assert table.state.has_archived_instants(), "commits were archived"
     assert validate_metadata_table(table) == []
     assert_same(read_hudi_md(str(path)), model.expected(), "hudi-md")

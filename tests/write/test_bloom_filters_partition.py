@@ -37,13 +37,13 @@ def _rows(ids: range, ts: int) -> pa.Table:
 
 def _footer_bloom(table: hudi_md.Table, path: str, size: int) -> bytes:
     """The footer's bloom filter text, as the MDT record holds it (Avro ``bytes``)."""
-    kv = pq.read_metadata(pa.BufferReader(parquet_footer(table.storage, path, size))).metadata
+    kv = pq.read_metadata(pa.BufferReader(parquet_footer(table.state.storage, path, size))).metadata
     return kv[b"org.apache.hudi.bloomfilter"]
 
 
 def _assert_blooms_match_footers(path: str) -> int:
     table = hudi_md.open_table(path)
-    files = [s.base_file for s in table.file_system_view().latest_file_slices(table.partitions())]
+    files = [s.base_file for s in table.state.file_system_view().latest_file_slices(table.partitions())]
     assert files
     mdt = table.metadata_table
     assert mdt is not None
@@ -61,7 +61,7 @@ def test_bloom_filters_partition_holds_each_files_footer_filter(tmp_path: Path) 
     opts = {**OPTIONS, "hoodie.metadata.index.bloom.filter.enable": "true"}
     hudi_md.write(_rows(range(60), 1), path, operation="insert", options=opts)
     hudi_md.write(_rows(range(30, 90), 2), path, operation="upsert", options=opts)
-    assert K.BLOOM_FILTERS in hudi_md.open_table(path).config.metadata_partitions
+    assert K.BLOOM_FILTERS in hudi_md.open_table(path).state.config.metadata_partitions
     assert _assert_blooms_match_footers(path) >= 3
     assert validate_metadata_table(hudi_md.open_table(path, {"hoodie.metadata.enable": "true"})) == []
 
@@ -78,7 +78,7 @@ def test_a_task_that_kept_no_filter_gets_it_from_the_footer(tmp_path: Path) -> N
     for p, stats in meta["partitionToWriteStats"].items():
         results += [TaskResult(WriteStat.from_record(p, st)) for st in stats]
     assert results and all(r.bloom is None for r in results)
-    records = mdt_records_for_commit("20990101000000000", results, [K.BLOOM_FILTERS], {}, before=table)
+    records = mdt_records_for_commit("20990101000000000", results, [K.BLOOM_FILTERS], {}, before=table.state)
     assert len(records) == len(results)
     for r, record in zip(results, records, strict=True):
         stat = r.write_stat

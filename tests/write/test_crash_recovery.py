@@ -110,7 +110,7 @@ def check_recovered(path: Path, mdt: bool, model: Model) -> None:
     table, _ = assert_readers(str(path), model.expected())
     assert _pending(path) == [], "pending instants after recovery"
     if mdt:
-        assert table.uses_metadata_table
+        assert table.state.uses_metadata_table
         diffs = validate_metadata_table(table)
         assert not diffs, [d.describe() for d in diffs]
 
@@ -505,7 +505,7 @@ def test_pending_clustering_of_apache_hudi_is_left_alone(tmp_path: Path) -> None
         HudiWriter(str(path), opts).write(rows(ids, ts, seed), "upsert")
         model.upsert(rows(ids, ts, seed))
     table = hudi_md.open_table(str(path))
-    target = next(s for s in table.file_system_view().latest_file_slices(["city=sf"]) if s.log_files)
+    target = next(s for s in table.state.file_system_view().latest_file_slices(["city=sf"]) if s.log_files)
     files_before = sorted(p.name for p in (path / "city=sf").iterdir() if target.file_id in p.name)
     clustering = _pending_clustering(path, target)
     sf_ids = [i for i in range(0, 90) if i % 3 == 0]  # CITIES[0] == "sf"

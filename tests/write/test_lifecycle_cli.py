@@ -34,14 +34,14 @@ def test_create_delete_init(tmp_path: Path) -> None:
         rows = _rows(rng, list(range(i * 5, i * 5 + 5)), 10 * (i + 1))
         hudi_md.write(_table(rows), str(path), operation="upsert", options=opts)
         model.upsert(rows)
-    assert not hudi_md.open_table(str(path)).uses_metadata_table
+    assert not hudi_md.open_table(str(path)).state.uses_metadata_table
     out = cli(
         "metadata", "create", str(path), "--no-progress", "-o", "hoodie.metadata.record.index.enable=true"
     )
     assert "files" in out.stdout and "record_index" in out.stdout
     table = hudi_md.open_table(str(path))
-    assert table.uses_metadata_table
-    assert sorted(table.config.metadata_partitions) == [
+    assert table.state.uses_metadata_table
+    assert sorted(table.state.config.metadata_partitions) == [
         "column_stats",
         "files",
         "partition_stats",
@@ -65,11 +65,11 @@ def test_create_delete_init(tmp_path: Path) -> None:
     assert any(k.startswith("lookup_") or k.startswith("scan_") for k in stats["metrics"])
     cli("metadata", "delete", str(path))
     table = hudi_md.open_table(str(path))
-    assert not table.uses_metadata_table and not (path / ".hoodie/metadata").exists()
+    assert not table.state.uses_metadata_table and not (path / ".hoodie/metadata").exists()
     check_readers(path, model, "MERGE_ON_READ")
     out = cli("metadata", "init", str(path))
     assert "files" in out.stdout
-    assert hudi_md.open_table(str(path)).uses_metadata_table
+    assert hudi_md.open_table(str(path)).state.uses_metadata_table
     check_readers(path, model, "MERGE_ON_READ")
 
 

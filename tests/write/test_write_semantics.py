@@ -60,7 +60,8 @@ def test_the_same_without_the_record_index(tmp_path: Path, case: Case) -> None:
     assert_rows(path, case)
     if case.table_type == "COPY_ON_WRITE":
         return  # the delete removed the row: a re-insert is a new record (no small-file handling)
-    groups = {s.file_id for s in hudi_md.open_table(str(path)).file_system_view().latest_file_slices(["p0"])}
+    view = hudi_md.open_table(str(path)).state.file_system_view()
+    groups = {s.file_id for s in view.latest_file_slices(["p0"])}
     assert len(groups) == 1, f"a re-inserted key started a new file group: {groups}"
 
 
@@ -274,7 +275,7 @@ def test_a_stream_the_table_refuses_late_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_a_mor_reinsert_after_a_delete_operation_is_what_every_reader_returns(tmp_path: Path) -> None:
-    """Where Apache Hudi 1.2 is wrong (README, "Which record wins"): after a ``delete`` of a key
+    """Where Apache Hudi 1.2 is wrong (docs/guide/writes.md, "Which record wins"): after a ``delete`` of a key
     whose base row has ``ts=5``, a re-insert with ``ts=3`` is what hudi-md, by listing and hudi-rs
     read (Hudi's MOR reader would bring back the deleted base row)."""
     path = tmp_path / "t"
@@ -338,7 +339,7 @@ def test_compaction_keeps_every_column_the_writes_evolved(tmp_path: Path) -> Non
     assert table.schema.field("n").type == pa.int64()
     assert rows(table.read()) == expected
     assert rows(hudi_rs_table(path)) == expected
-    slices = table.file_system_view().latest_file_slices(["x"])
+    slices = table.state.file_system_view().latest_file_slices(["x"])
     assert all(not s.log_files for s in slices)
     import pyarrow.parquet as pq
 

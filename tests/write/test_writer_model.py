@@ -81,7 +81,7 @@ def check_readers(path: Path, model: Model, table_type: str) -> None:
             else pa.table({"id": [], "ts": [], "fare": []})
         )
         assert triples(parquet) == expected, "parquet over latest base files"
-    if table.uses_metadata_table:
+    if table.state.uses_metadata_table:
         diffs = validate_metadata_table(table)
         assert not diffs, [d.describe() for d in diffs]
         check_indexes(path, table, rs, table_type)
@@ -117,7 +117,7 @@ def check_indexes(path: Path, table: Any, snapshot: pa.Table, table_type: str) -
     if K.PARTITION_STATS not in mdt.available_partitions:
         return
     columns = ["id", "ts", "fare"]
-    slices = table.file_system_view().latest_file_slices(table.partitions())
+    slices = table.state.file_system_view().latest_file_slices(table.partitions())
     expected: dict[tuple[str, str], tuple] = {}
     if table_type == "COPY_ON_WRITE":
         per: dict[tuple[str, str], list[tuple]] = {}
@@ -306,7 +306,7 @@ def test_metadata_disable_deletes_the_mdt(tmp_path: Path) -> None:
     )
     assert not (path / ".hoodie/metadata").exists()
     table = hudi_md.open_table(str(path))
-    assert table.config.metadata_partitions == []
+    assert table.state.config.metadata_partitions == []
     assert table.read().num_rows == 3
 
 
@@ -331,7 +331,7 @@ def test_mdt_compaction_and_clean_keep_the_mdt_bounded(tmp_path: Path) -> None:
     assert mdt.timeline.completed().of_actions("clean")
     from hudi_md.metadata.stats import metadata_stats
 
-    stats = metadata_stats(table, mdt)
+    stats = metadata_stats(table.state, mdt)
     assert stats["deltacommits_since_last_compaction"] < 5
     for name, part in stats["partitions"].items():
         assert part["max_log_files_per_file_group"] <= 6, name
@@ -348,7 +348,9 @@ def test_mdt_compaction_and_clean_keep_the_mdt_bounded(tmp_path: Path) -> None:
 def test_tagging_without_record_index_reads_only_candidate_file_groups(tmp_path: Path) -> None:
     """Footer key ranges and bloom filters rule out file groups before any key is read."""
     path = tmp_path / "t"
-    opts = _options("COPY_ON_WRITE", ["city"], **{"hoodie.metadata.record.index.enable": "false"})
+    # without small-file handling each insert starts a file group of its own
+    extra = {"hoodie.metadata.record.index.enable": "false", "hoodie.parquet.small.file.limit": "0"}
+    opts = _options("COPY_ON_WRITE", ["city"], **extra)
     model = Model(["city"])
     for i in range(4):  # four inserts → four file groups per partition, disjoint key ranges
         rows = [

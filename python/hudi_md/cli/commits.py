@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from hudi_md.cli.common import emit, handle_errors, json_flag, open_cli_table, option_flag, set_json
+from hudi_md.cli.common import emit, handle_errors, json_option, open_cli_state, option_flag
 
 
 @click.group("commits")
@@ -34,17 +34,19 @@ _COLUMNS = (
 @commits.command("show")
 @click.argument("path")
 @option_flag
-@json_flag
+@json_option(
+    "a list, newest first, of {instant_time, completion_time, action, operation, partitions_written, "
+    "files_added, files_updated, records_written, records_inserted, records_updated, records_deleted, "
+    "bytes_written, errors}"
+)
 @click.option("--limit", type=int, default=-1, show_default=True, help="newest N commits (-1: all)")
-@click.pass_context
 @handle_errors
-def commits_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, limit: int) -> None:
+def commits_show(path: str, options: tuple[str, ...], limit: int) -> None:
     """Per completed write instant, newest first: operation, partitions and files written, records
     inserted / updated / deleted, bytes written and write errors, from the commit's write stats."""
     from hudi_md.formats.commit_metadata import CommitMetadata
 
-    set_json(ctx, as_json)
-    t = open_cli_table(path, options)
+    t = open_cli_state(path, options)
     instants = list(t.timeline.write_timeline())[::-1]
     if limit >= 0:
         instants = instants[:limit]
@@ -70,7 +72,7 @@ def commits_show(ctx: click.Context, path: str, options: tuple[str, ...], as_jso
                 "errors": _write_errors(metadata.raw),
             }
         )
-    emit(ctx, rows, _table_text)
+    emit(rows, _table_text)
 
 
 def _write_errors(raw: Mapping[str, Any]) -> int:

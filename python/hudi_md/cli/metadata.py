@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from hudi_md.cli.common import (
+    EXIT_FAILED,
+    InputError,
     cli_writer,
+    command_progress,
     emit,
-    fail,
     handle_errors,
-    json_flag,
-    open_cli_table,
+    json_option,
+    open_cli_state,
     option_flag,
-    progress_bars,
-    set_json,
+    progress_option,
 )
 
 if TYPE_CHECKING:
@@ -35,44 +34,60 @@ def _mdt(t: TableState) -> MetadataTable:
     mdt = t.metadata_table
     if mdt is None:
         reason = t.metadata_error
-        raise click.ClickException(
+        raise InputError(
             f"{t.uri} has no readable metadata table"
-            + (f": {reason}" if reason else " (hoodie.table.metadata.partitions lacks 'files')")
+            + (f": {reason}" if reason else " (hoodie.table.metadata.partitions lacks 'files')"),
+            "'hudi-md metadata create PATH' builds one, 'hudi-md metadata repair PATH' rebuilds one",
         )
     return mdt
+
+
+def _mdt_partition_names(text: str | None) -> list[str] | None:
+    """``--partitions`` of create / repair: MDT partitions hudi-md builds, refused otherwise (the
+    builders would fail half-way)."""
+    from hudi_md.metadata import keys as K
+
+    if text is None:
+        return None
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [n for n in names if n not in K.MAINTAINED_PARTITIONS]
+    if not names or unknown:
+        raise InputError(
+            f"--partitions {text!r}: "
+            + (f"hudi-md cannot build {', '.join(unknown)}" if unknown else "names no partition"),
+            f"hudi-md builds {', '.join(K.MAINTAINED_PARTITIONS)}",
+        )
+    return names
 
 
 @metadata.command("list-partitions")
 @click.argument("path")
 @option_flag
-@json_flag
-@click.pass_context
+@json_option('a list of {partition_path} ("" for a non-partitioned table)')
 @handle_errors
-def list_partitions(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
+def list_partitions(path: str, options: tuple[str, ...]) -> None:
     """All partitions, from the MDT `files` partition."""
-    set_json(ctx, as_json)
-    parts = _mdt(open_cli_table(path, options)).files.all_partitions()
-    emit(ctx, parts, lambda ps: "\n".join(p if p else '""' for p in ps))
+    parts = _mdt(open_cli_state(path, options)).files.all_partitions()
+    emit(
+        [{"partition_path": p} for p in parts],
+        lambda rows: "\n".join(r["partition_path"] or '""' for r in rows),
+    )
 
 
 @metadata.command("list-files")
 @click.argument("path")
 @option_flag
-@json_flag
+@json_option("a list of {partition_path, file_name, size} (size in bytes)")
 @click.option("--partition", default=None, help="partition path (default: every partition)")
-@click.pass_context
 @handle_errors
-def list_files(
-    ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, partition: str | None
-) -> None:
+def list_files(path: str, options: tuple[str, ...], partition: str | None) -> None:
     """Files the MDT lists, per partition (as recorded: including not-yet-cleaned files)."""
-    set_json(ctx, as_json)
-    t = open_cli_table(path, options)
+    t = open_cli_state(path, options)
     mdt = _mdt(t)
     every_partition = mdt.files.all_partitions()
     if partition is not None and partition not in every_partition:
         # Listing it would print nothing and exit 0, as if the partition existed and were empty.
-        fail(
+        raise InputError(
             f"partition {partition!r} does not exist in {t.uri} ({len(every_partition)} partitions)",
             "'hudi-md metadata list-partitions PATH' lists them",
         )
@@ -81,19 +96,22 @@ def list_files(
     rows = [
         {"partition_path": p, "file_name": e.name, "size": e.size} for p in parts for e in listing.get(p, [])
     ]
-    emit(ctx, rows, lambda rs: "\n".join(f"{r['partition_path']}\t{r['file_name']}\t{r['size']}" for r in rs))
+    emit(rows, lambda rs: "\n".join(f"{r['partition_path']}\t{r['file_name']}\t{r['size']}" for r in rs))
 
 
 @metadata.command("stats")
 @click.argument("path")
 @option_flag
-@json_flag
-@click.pass_context
+@json_option(
+    "an object {path, metadata_path, table_version, available_partitions, inflight_partitions, "
+    "mdt_instants, latest_mdt_instant, last_mdt_compaction, deltacommits_since_last_compaction, "
+    "valid_instants, partition_count, partitions: {MDT partition: {file_groups, base_files, log_files, "
+    "max_log_files_per_file_group, total_size}}, reader_metrics, metrics, storage}"
+)
 @handle_errors
-def stats(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
+def stats(path: str, options: tuple[str, ...]) -> None:
     """MDT partitions, file groups, files and sizes; deltacommits since the last MDT compaction."""
-    set_json(ctx, as_json)
-    t = open_cli_table(path, options)
+    t = open_cli_state(path, options)
     mdt = _mdt(t)
     from hudi_md.metadata.stats import metadata_stats
 
@@ -109,35 +127,45 @@ def stats(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool
             )
         return "\n".join(lines)
 
-    emit(ctx, data, text)
+    emit(data, text)
 
 
 @metadata.command("validate")
 @click.argument("path")
 @option_flag
-@json_flag
-@click.pass_context
+@json_option(
+    "an object {ok, differences: [{kind, partition_path, file_name, mdt_size, storage_size, detail, "
+    "message}]}"
+)
+@progress_option
 @handle_errors
-def validate(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
-    """Compare the MDT with a storage listing, its indexes with the files, and the table's schema
-    with its earlier commits' (schema_narrowed: columns a write dropped); print every difference,
+def validate(path: str, options: tuple[str, ...]) -> None:
+    """Compare the MDT with a storage listing (for a federated layout: the storage path), its
+    indexes with the files, and the table's schema with its earlier commits' (schema_narrowed:
+    columns a write dropped); report files no instant wrote (foreign_file). Print every difference,
     exit 1 on any."""
-    set_json(ctx, as_json)
-    t = open_cli_table(path, (*options, "hoodie.metadata.enable=true"))
     from hudi_md.metadata.validate import validate_metadata_table
 
-    diffs = validate_metadata_table(t)
-    if ctx.obj.get("json"):
-        click.echo(json.dumps({"ok": not diffs, "differences": [d.to_dict() for d in diffs]}, indent=2))
-    else:
-        for d in diffs:
-            click.echo(d.describe())
-        kinds = Counter(d.kind for d in diffs)
-        click.echo(
-            "OK: MDT matches storage" if not diffs else f"FAILED: {len(diffs)} differences {dict(kinds)}"
+    with command_progress() as progress:
+        t = open_cli_state(path, (*options, "hoodie.metadata.enable=true"))
+        progress.say(f"validating the metadata table of {t.uri}...")
+        diffs = validate_metadata_table(t, progress=lambda step: progress.say(f"  {step}"))
+        progress.done(f"{len(diffs)} difference{'' if len(diffs) == 1 else 's'}")
+
+    def text(data: dict[str, Any]) -> str:
+        kinds = Counter(d["kind"] for d in data["differences"])
+        return "\n".join(
+            [
+                *(d["message"] for d in data["differences"]),
+                "OK: MDT matches storage"
+                if data["ok"]
+                else f"FAILED: {len(diffs)} differences {dict(kinds)}",
+            ]
         )
+
+    emit({"ok": not diffs, "differences": [d.to_dict() for d in diffs]}, text)
     if diffs:
-        sys.exit(1)
+        raise SystemExit(EXIT_FAILED)
 
 
 @metadata.command("create")
@@ -148,33 +176,41 @@ def validate(ctx: click.Context, path: str, options: tuple[str, ...], as_json: b
     default=None,
     help="MDT partitions to build (default: files,column_stats[,partition_stats] per the options)",
 )
-@click.option("--progress/--no-progress", default=True, help="show a progress bar")
-@click.pass_context
+@json_option("an object {created: [MDT partitions built], metadata_partitions: [available after]}")
+@progress_option
 @handle_errors
-def metadata_create(
-    ctx: click.Context, path: str, options: tuple[str, ...], partitions: str | None, progress: bool
-) -> None:
+def metadata_create(path: str, options: tuple[str, ...], partitions: str | None) -> None:
     """Build the MDT of an existing table from one listing (RFC-15 initialisation)."""
     from hudi_md.table.config import TableConfig
     from hudi_md.write.config import WriteConfig
     from hudi_md.write.table_setup import create_metadata_partitions, wanted_mdt_partitions
 
+    asked = _mdt_partition_names(partitions)
     w = cli_writer(path, options)
     config = TableConfig.load(w.storage)
     if config.table_version != 9:
-        raise click.ClickException(
-            f"hudi-md builds MDTs for table version 9; {path} is {config.table_version}"
+        raise InputError(
+            f"hudi-md builds MDTs for table version 9; {path} is {config.table_version}",
+            "Apache Hudi's own tools build MDTs of older tables",
         )
     cfg = WriteConfig.from_options(w.options, config)
-    wanted = partitions.split(",") if partitions else wanted_mdt_partitions(cfg) or ["files"]
-    if all(p in config.metadata_partitions for p in wanted):
-        click.echo(f"MDT partitions {', '.join(wanted)} already exist")
-        return
-    with progress_bars(progress) as report:
-        missing, config = create_metadata_partitions(w, wanted, progress=report)
-    click.echo(
-        f"created MDT partitions: {', '.join(missing)} ({', '.join(config.metadata_partitions)} available)"
-    )
+    wanted = asked or wanted_mdt_partitions(cfg) or ["files"]
+    missing: list[str] = []
+    with command_progress() as progress:
+        if not all(p in config.metadata_partitions for p in wanted):
+            progress.say(f"building MDT partitions {', '.join(wanted)} of {w.storage.uri()}...")
+            missing, config = create_metadata_partitions(w, wanted, progress=progress.bar)
+            progress.done()
+
+    def text(data: dict[str, Any]) -> str:
+        if not data["created"]:
+            return f"MDT partitions {', '.join(wanted)} already exist"
+        return (
+            f"created MDT partitions: {', '.join(data['created'])} "
+            f"({', '.join(data['metadata_partitions'])} available)"
+        )
+
+    emit({"created": missing, "metadata_partitions": config.metadata_partitions}, text)
 
 
 @metadata.command("repair")
@@ -183,71 +219,100 @@ def metadata_create(
 @click.option(
     "--partitions", default=None, help="MDT partitions to build (default: those the MDT had, at least files)"
 )
-@click.option("--progress/--no-progress", default=True, help="show a progress bar")
-@click.pass_context
+@json_option("an object {path, metadata_partitions: [MDT partitions rebuilt]}")
+@progress_option
 @handle_errors
-def metadata_repair(
-    ctx: click.Context, path: str, options: tuple[str, ...], partitions: str | None, progress: bool
-) -> None:
+def metadata_repair(path: str, options: tuple[str, ...], partitions: str | None) -> None:
     """Rebuild the MDT from the files on storage (for a federated layout: every prefix under the
     storage path), keeping only files of completed instants. Safe to run again."""
     from hudi_md.write.table_setup import repair_metadata_table
 
+    names = _mdt_partition_names(partitions)
     w = cli_writer(path, options)
-    names = [p.strip() for p in partitions.split(",") if p.strip()] if partitions else None
-    with progress_bars(progress) as report:
-        config = repair_metadata_table(w, names, progress=report)
-    click.echo(f"rebuilt the metadata table of {w.storage.uri()}: {', '.join(config.metadata_partitions)}")
+    with command_progress() as progress:
+        progress.say(f"rebuilding the metadata table of {w.storage.uri()} from a listing of its files...")
+        config = repair_metadata_table(w, names, progress=progress.bar)
+        progress.done()
+    emit(
+        {"path": w.storage.uri(), "metadata_partitions": config.metadata_partitions},
+        lambda d: f"rebuilt the metadata table of {d['path']}: {', '.join(d['metadata_partitions'])}",
+    )
 
 
 @metadata.command("delete")
 @click.argument("path")
 @option_flag
-@click.pass_context
+@json_option("an object {path, metadata_partitions: [] (none left)}")
 @handle_errors
-def metadata_delete(ctx: click.Context, path: str, options: tuple[str, ...]) -> None:
+def metadata_delete(path: str, options: tuple[str, ...]) -> None:
     """Delete the MDT and clear hoodie.table.metadata.partitions (config first, then files)."""
     from hudi_md.write.table_setup import delete_metadata
 
     w = cli_writer(path, options)
-    delete_metadata(w)
-    click.echo(f"deleted the metadata table of {w.storage.uri()}")
+    config = delete_metadata(w)
+    emit(
+        {"path": w.storage.uri(), "metadata_partitions": config.metadata_partitions},
+        lambda d: f"deleted the metadata table of {d['path']}",
+    )
+
+
+def dropped_indexes_text(data: dict[str, Any]) -> str:
+    return (
+        f"dropped {', '.join(data['dropped'])} from the metadata table of {data['path']}; "
+        f"it keeps {', '.join(data['metadata_partitions']) or 'nothing'}"
+    )
 
 
 @metadata.command("drop-index")
 @click.argument("path")
 @click.argument("names", nargs=-1, required=True)
 @option_flag
-@click.pass_context
+@json_option("an object {path, dropped: [indexes], metadata_partitions: [MDT partitions kept]}")
 @handle_errors
-def metadata_drop_index(
-    ctx: click.Context, path: str, names: tuple[str, ...], options: tuple[str, ...]
-) -> None:
+def metadata_drop_index(path: str, names: tuple[str, ...], options: tuple[str, ...]) -> None:
     """Drop metadata-table indexes (e.g. secondary_index_<name>), as Hudi's DROP INDEX does."""
     from hudi_md.write.table_setup import drop_metadata_indexes
 
     w = cli_writer(path, options)
     config = drop_metadata_indexes(w, names)
-    click.echo(
-        f"dropped {', '.join(names)} from the metadata table of {w.storage.uri()}; "
-        f"it keeps {', '.join(config.metadata_partitions) or 'nothing'}"
+    emit(
+        {"path": w.storage.uri(), "dropped": list(names), "metadata_partitions": config.metadata_partitions},
+        dropped_indexes_text,
     )
 
 
 @metadata.command("init")
 @click.argument("path")
 @option_flag
-@click.pass_context
+@json_option(
+    "an object {metadata_partitions: [available after], rolled_back: [failed write instants], "
+    "compaction_instant: the MDT compaction run, or null}"
+)
+@progress_option
 @handle_errors
-def metadata_init(ctx: click.Context, path: str, options: tuple[str, ...]) -> None:
+def metadata_init(path: str, options: tuple[str, ...]) -> None:
     """Bring the MDT up to date: roll back failed writes, build missing partitions, compact if due."""
     from hudi_md.write import services
     from hudi_md.write.table_setup import bring_metadata_up_to_date
 
     w = cli_writer(path, options)
-    rolled, config = bring_metadata_up_to_date(w)
-    compacted = services.compact_metadata_table(w)
-    click.echo(
-        f"MDT partitions: {', '.join(config.metadata_partitions) or '(none)'}; "
-        f"rolled back: {', '.join(rolled) or 'nothing'}; compaction: {compacted or 'not due'}"
-    )
+    with command_progress() as progress:
+        progress.say(f"bringing the metadata table of {w.storage.uri()} up to date...")
+        rolled, config = bring_metadata_up_to_date(w)
+        progress.say(f"rolled back {len(rolled)} failed writes; compacting the metadata table if due...")
+        compacted = services.compact_metadata_table(w)
+        progress.done()
+    data = {
+        "metadata_partitions": config.metadata_partitions,
+        "rolled_back": rolled,
+        "compaction_instant": compacted,
+    }
+
+    def text(d: dict[str, Any]) -> str:
+        return (
+            f"MDT partitions: {', '.join(d['metadata_partitions']) or '(none)'}; "
+            f"rolled back: {', '.join(d['rolled_back']) or 'nothing'}; "
+            f"compaction: {d['compaction_instant'] or 'not due'}"
+        )
+
+    emit(data, text)

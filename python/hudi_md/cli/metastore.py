@@ -3,9 +3,20 @@ server's command group (``hudi_md.metastore_server.cli``: ``serve``, ``token cre
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from hudi_md.cli.common import emit, handle_errors, json_flag, option_flag, progress_bars, set_json
+from hudi_md.cli.common import (
+    check_table_path,
+    command_progress,
+    emit,
+    handle_errors,
+    json_option,
+    option_flag,
+    parse_options,
+    progress_option,
+)
 from hudi_md.metastore_server.cli import metastore as metastore_group
 
 # --- the metastore's client side (the server's commands are hudi_md.metastore_server.cli's) ---------
@@ -22,7 +33,7 @@ _token = click.option(
 
 
 def metastore_options(options: tuple[str, ...], uri: str | None, token: str | None) -> dict[str, str]:
-    opts = dict(item.split("=", 1) for item in options if "=" in item)
+    opts = parse_options(options)
     opts["hoodie.metaserver.enabled"] = "true"
     if uri:
         opts["hoodie.metaserver.uris"] = uri
@@ -38,29 +49,28 @@ def metastore_options(options: tuple[str, ...], uri: str | None, token: str | No
 @_server
 @_token
 @option_flag
-@click.option("--progress/--no-progress", default=True, help="show a progress bar")
+@json_option("an object {db, table, location, instants_recorded}")
+@progress_option
 @handle_errors
 def metastore_register(
-    path: str,
-    db: str,
-    table: str,
-    uri: str | None,
-    token: str | None,
-    options: tuple[str, ...],
-    progress: bool,
+    path: str, db: str, table: str, uri: str | None, token: str | None, options: tuple[str, ...]
 ) -> None:
     """Register the Hudi table at PATH as DB.TABLE, with its timeline."""
     from hudi_md.write.metastore_admin import register
 
-    with progress_bars(progress) as report:
-        ref, done = register(
-            path,
-            db,
-            table,
-            metastore_options(options, uri, token),
-            progress=lambda n, t: report("timeline", n, t),
-        )
-    click.echo(f"registered {ref.location} as {ref.db}.{ref.table}: {done['created']} instants recorded")
+    check_table_path(path)
+    opts = metastore_options(options, uri, token)
+    with command_progress() as progress:
+        progress.say(f"registering {path} as {db}.{table}: recording its timeline...")
+        ref, done = register(path, db, table, opts, progress=lambda n, t: progress.bar("timeline", n, t))
+        progress.done()
+    emit(
+        {"db": ref.db, "table": ref.table, "location": ref.location, "instants_recorded": done["created"]},
+        lambda d: (
+            f"registered {d['location']} as {d['db']}.{d['table']}: {d['instants_recorded']} instants "
+            "recorded"
+        ),
+    )
 
 
 @metastore_group.command("sync")
@@ -68,24 +78,37 @@ def metastore_register(
 @_server
 @_token
 @option_flag
-@click.option("--progress/--no-progress", default=True, help="show a progress bar")
+@json_option("an object {db, table, instants_recorded, transitions, removed, partition_types_corrected}")
+@progress_option
 @handle_errors
-def metastore_sync(
-    target: str, uri: str | None, token: str | None, options: tuple[str, ...], progress: bool
-) -> None:
+def metastore_sync(target: str, uri: str | None, token: str | None, options: tuple[str, ...]) -> None:
     """Bring the metastore's timeline of a registered table (TARGET: its path or DB.TABLE) up to the
     table's own timeline."""
     from hudi_md.write.metastore_admin import sync
 
-    with progress_bars(progress) as report:
-        ref, done = sync(
-            target, metastore_options(options, uri, token), progress=lambda n, t: report("timeline", n, t)
+    opts = metastore_options(options, uri, token)
+    with command_progress() as progress:
+        progress.say(f"syncing the metastore's timeline of {target}...")
+        ref, done = sync(target, opts, progress=lambda n, t: progress.bar("timeline", n, t))
+        progress.done()
+    data = {
+        "db": ref.db,
+        "table": ref.table,
+        "instants_recorded": done["created"],
+        "transitions": done["transitioned"],
+        "removed": done["removed"],
+        "partition_types_corrected": done.get("partition_types_corrected", 0),
+    }
+
+    def text(d: dict[str, Any]) -> str:
+        retyped = d["partition_types_corrected"]
+        return (
+            f"{d['db']}.{d['table']}: {d['instants_recorded']} instants recorded, {d['transitions']} "
+            f"transitions, {d['removed']} removed"
+            + (f", {retyped} partition column types corrected" if retyped else "")
         )
-    retyped = done.get("partition_types_corrected", 0)
-    click.echo(
-        f"{ref.db}.{ref.table}: {done['created']} instants recorded, {done['transitioned']} transitions, "
-        f"{done['removed']} removed" + (f", {retyped} partition column types corrected" if retyped else "")
-    )
+
+    emit(data, text)
 
 
 @metastore_group.command("ls")
@@ -93,20 +116,13 @@ def metastore_sync(
 @_server
 @_token
 @option_flag
-@json_flag
-@click.pass_context
+@json_option(
+    "a list of {database, location}, or with DB of {table, location, type, synced_instant, snapshot, pending}"
+)
 @handle_errors
-def metastore_ls(
-    ctx: click.Context,
-    db: str | None,
-    uri: str | None,
-    token: str | None,
-    options: tuple[str, ...],
-    as_json: bool,
-) -> None:
+def metastore_ls(db: str | None, uri: str | None, token: str | None, options: tuple[str, ...]) -> None:
     """The metastore's databases, or the tables of DB with their snapshot status."""
     from hudi_md.write.metastore_admin import listing
 
-    set_json(ctx, as_json)
     rows = listing(metastore_options(options, uri, token), db)
-    emit(ctx, rows, lambda rs: "\n".join("  ".join(f"{k}={v}" for k, v in r.items()) for r in rs) or "(none)")
+    emit(rows, lambda rs: "\n".join("  ".join(f"{k}={v}" for k, v in r.items()) for r in rs) or "(none)")

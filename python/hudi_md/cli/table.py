@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from hudi_md.cli.common import emit, handle_errors, json_flag, open_cli_table, option_flag, set_json
+from hudi_md.cli.common import (
+    InputError,
+    emit,
+    handle_errors,
+    json_default,
+    json_option,
+    open_cli_state,
+    open_cli_table,
+    option_flag,
+)
 from hudi_md.planning.expressions import and_
 from hudi_md.planning.filter_text import parse_filter_text
 
@@ -20,13 +29,15 @@ def table() -> None:
 @table.command("show")
 @click.argument("path")
 @option_flag
-@json_flag
-@click.pass_context
+@json_option(
+    "an object {path, name, table_type, table_version, partition_fields, record_key_fields, "
+    "ordering_fields, keygen, record_merge_mode, metadata_partitions, metadata_partitions_inflight, "
+    "latest_commit, instants, properties: {hoodie.properties key: value}}"
+)
 @handle_errors
-def table_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool) -> None:
+def table_show(path: str, options: tuple[str, ...]) -> None:
     """Table config, type, version, partitioning and what the MDT holds."""
-    set_json(ctx, as_json)
-    t = open_cli_table(path, options)
+    t = open_cli_state(path, options)
     last = t.timeline.write_timeline().last()
     data = {
         "path": t.uri,
@@ -51,7 +62,7 @@ def table_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json:
         lines += [f"  {k}={v}" for k, v in sorted(d["properties"].items())]
         return "\n".join(lines)
 
-    emit(ctx, data, text)
+    emit(data, text)
 
 
 # --- timeline ------------------------------------------------------------------------------------
@@ -60,21 +71,21 @@ def table_show(ctx: click.Context, path: str, options: tuple[str, ...], as_json:
 @click.command("timeline")
 @click.argument("path")
 @option_flag
-@json_flag
+@json_option("a list of {requested_time, action, state, completion_time} (null while pending), oldest first")
 @click.option("--metadata", "of_metadata", is_flag=True, help="the MDT's timeline instead")
-@click.pass_context
 @handle_errors
-def timeline_cmd(
-    ctx: click.Context, path: str, options: tuple[str, ...], as_json: bool, of_metadata: bool
-) -> None:
+def timeline_cmd(path: str, options: tuple[str, ...], of_metadata: bool) -> None:
     """Instants of the active timeline: requested time, action, state, completion time."""
-    set_json(ctx, as_json)
-    t = open_cli_table(path, options)
+    t = open_cli_state(path, options)
     tl = t.timeline
     if of_metadata:
         mdt = t.metadata_table
         if mdt is None:
-            raise click.ClickException(f"{t.uri} has no readable metadata table")
+            raise InputError(
+                f"{t.uri} has no readable metadata table"
+                + (f": {t.metadata_error}" if t.metadata_error else ""),
+                "'hudi-md metadata create PATH' builds one",
+            )
         tl = mdt.timeline
     rows = [
         {
@@ -86,7 +97,6 @@ def timeline_cmd(
         for i in tl
     ]
     emit(
-        ctx,
         rows,
         lambda rs: "\n".join(
             f"{r['requested_time']}  {r['action']:<14} {r['state']:<10} {r['completion_time'] or ''}"
@@ -101,7 +111,10 @@ def timeline_cmd(
 @click.command("read")
 @click.argument("path")
 @option_flag
-@json_flag
+@json_option(
+    "an object {total_rows, rows: [one object per row, column: value]} (times as ISO 8601, decimals "
+    "as strings, bytes as base64)"
+)
 @click.option("--limit", type=int, default=20, show_default=True)
 @click.option("--columns", help="comma-separated columns")
 @click.option("--as-of", "as_of", help="time travel instant")
@@ -118,13 +131,10 @@ def timeline_cmd(
     "= != <> < <= > >= [NOT] IN (...), [NOT] BETWEEN a AND b, IS [NOT] NULL, AND, OR, NOT, parentheses; "
     "'quoted' strings ('' for a quote), `quoted` columns. Repeated filters must all hold.",
 )
-@click.pass_context
 @handle_errors
 def read_cmd(
-    ctx: click.Context,
     path: str,
     options: tuple[str, ...],
-    as_json: bool,
     limit: int,
     columns: str | None,
     as_of: str | None,
@@ -133,8 +143,8 @@ def read_cmd(
     end: str | None,
     filters: tuple[str, ...],
 ) -> None:
-    """Print rows of the table."""
-    set_json(ctx, as_json)
+    """Print rows of the table: one JSON object per line, then the row count (--limit -1: every
+    row)."""
     t = open_cli_table(path, options)
     rows = t.read(
         filters=and_(*(parse_filter_text(f) for f in filters)) if filters else None,
@@ -146,9 +156,10 @@ def read_cmd(
     )
     total = rows.num_rows
     head = rows.slice(0, limit) if limit >= 0 else rows
-    if ctx.obj.get("json"):
-        click.echo(json.dumps({"total_rows": total, "rows": head.to_pylist()}, default=str, indent=2))
-        return
-    for r in head.to_pylist():
-        click.echo(json.dumps(r, default=str))
-    click.echo(f"({total} rows{'' if total <= head.num_rows else f', {head.num_rows} shown'})")
+
+    def text(data: dict[str, Any]) -> str:
+        lines = [json.dumps(r, default=json_default) for r in data["rows"]]
+        shown = len(data["rows"])
+        return "\n".join([*lines, f"({total} rows{'' if total <= shown else f', {shown} shown'})"])
+
+    emit({"total_rows": total, "rows": head.to_pylist()}, text)

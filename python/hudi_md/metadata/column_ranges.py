@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_md.config import metadata as M
 from hudi_md.errors import InvalidOptionError
 from hudi_md.metadata.records_builder import ColumnRange
 from hudi_md.storage import Storage
@@ -33,7 +34,7 @@ _META_WITH_OPERATION = frozenset(
 )
 # HoodieTableMetadataUtil.META_COLS_TO_ALWAYS_INDEX, in its TreeMap (sorted) order.
 _ALWAYS_INDEXED_META = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key"]
-DEFAULT_MAX_COLUMNS_TO_INDEX = 32  # hoodie.metadata.index.column.stats.max.columns.to.index
+DEFAULT_MAX_COLUMNS_TO_INDEX = M.COLUMN_STATS_MAX_COLUMNS.default
 # DecimalWrapper in HoodieMetadata.avsc is decimal(30, 15); wider decimals are not indexed.
 _DECIMAL_MAX_PRECISION = 30
 _DECIMAL_MAX_SCALE = 15

@@ -33,7 +33,7 @@ from hudi_md.storage import Storage
 from hudi_md.table.config import TableConfig
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.listing import StorageListing
-from hudi_md.table.state import METADATA_ENABLE, TableState
+from hudi_md.table.state import TableState
 from hudi_md.table.timeline import DELTA_COMMIT, RESTORE, ROLLBACK, Timeline
 
 __all__ = [
@@ -266,7 +266,7 @@ def open_metadata_table(state: TableState) -> MetadataTable | None:
     ``hoodie.metadata.enable`` is not ``false``. An MDT that cannot be read falls back to listing
     with a warning, unless the option forces it on (then the error is raised).
     """
-    if state.options.get(METADATA_ENABLE, "true").lower() == "false":
+    if state.metadata_enabled is False:
         return None
     if K.FILES not in state.config.metadata_partitions:
         if state.metadata_forced:

@@ -10,14 +10,13 @@ import logging
 from collections import defaultdict
 from typing import Any
 
+from hudi_md.config import metadata as M
 from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.metadata import metrics
 from hudi_md.metadata.compaction_columns import compacted_cells
 from hudi_md.metadata.reader import MetadataTable
 from hudi_md.metadata.records_builder import MdtRecord
 from hudi_md.metadata.writer import (
-    COMPACT_MAX_DELTA_COMMITS,
-    COMPACT_MAX_DELTA_COMMITS_DEFAULT,
     INIT_INSTANT_PREFIX,
     WRITE_TOKEN,
     MetadataTableWriter,
@@ -73,7 +72,7 @@ def resolve_pending_services(writer: MetadataTableWriter) -> list[str]:
 
 
 def compact_if_due(writer: MetadataTableWriter, reader: MetadataTable) -> str | None:
-    limit = int(writer.options.get(COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT))
+    limit = M.COMPACT_MAX_DELTA_COMMITS.get(writer.options)
     if deltacommits_since_compaction(writer) < limit:
         return None
     return compact(writer, reader)

@@ -5,19 +5,28 @@ index definitions against the indexes, and the table's schema against its earlie
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from hudi_md.errors import CommitMetadataError
 from hudi_md.formats.avro_arrow import META_COLUMNS
 from hudi_md.metadata.indexing import IndexingState
+from hudi_md.storage.federated import FederatedStorage
 from hudi_md.table.fs_view import FileSlice, FileSystemView
 from hudi_md.table.layout import storage_listing
 from hudi_md.table.schema import parse_embedded_schema
 from hudi_md.table.state import TableState
+
+
+class HasState(Protocol):
+    """What holds a table's state: ``hudi_md.open_table``'s ``Table`` (a layer above this one)."""
+
+    @property
+    def state(self) -> TableState: ...
+
 
 # Differences of the whole table, not of a partition: described by their kind.
 TABLE_KINDS = frozenset(["metadata_table_missing", "index_dropped", "schema_narrowed", "unreadable_file"])
@@ -58,7 +67,9 @@ class Difference:
         }
 
 
-def validate_metadata_table(table: TableState, *, indexes: bool = True) -> list[Difference]:
+def validate_metadata_table(
+    table: TableState | HasState, *, indexes: bool = True, progress: Callable[[str], None] | None = None
+) -> list[Difference]:
     """Differences between the MDT-based and the listing-based view of committed files and, with
     ``indexes``, between the MDT's record index / partition stats and the latest file slices.
 
@@ -72,16 +83,23 @@ def validate_metadata_table(table: TableState, *, indexes: bool = True) -> list[
     A file that cannot be read (a corrupt or torn instant, log or base file: the typed
     :class:`~hudi_md.errors.CorruptFileError`) is a difference naming it (``unreadable_file``), so
     ``metadata validate`` answers (exit 1) instead of failing.
+
+    ``table``: a table state, or the ``Table`` of ``hudi_md.open_table``. ``progress`` is told
+    each step as it starts (``metadata validate`` prints them on stderr).
     """
     from hudi_md.errors import CorruptFileError
 
+    state = table if isinstance(table, TableState) else table.state
+    say = progress or (lambda _step: None)
     try:
-        return [*_validate(table, indexes), *_schema_narrowed_differences(table)]
+        diffs = _validate(state, indexes, say)
+        say("comparing the table's schema with its earlier commits'")
+        return [*diffs, *_schema_narrowed_differences(state)]
     except CorruptFileError as e:
         return [Difference("unreadable_file", "", detail=f"cannot validate: {e}")]
 
 
-def _validate(table: TableState, indexes: bool) -> list[Difference]:
+def _validate(table: TableState, indexes: bool, say: Callable[[str], None]) -> list[Difference]:
     mdt = table.metadata_table
     if mdt is None:
         # A table whose first writer died before creating the MDT, or with the MDT turned off:
@@ -96,6 +114,8 @@ def _validate(table: TableState, indexes: bool) -> list[Difference]:
             )
         ]
     listing = storage_listing(table.storage, table.config.to_dict())
+    listed = table.storage.data if isinstance(table.storage, FederatedStorage) else table.storage
+    say(f"comparing the MDT's files with a listing of {listed.uri()}")
     diffs: list[Difference] = []
     mdt_parts = set(mdt.files.all_partitions())
     storage_parts = set(listing.all_partitions())
@@ -121,10 +141,12 @@ def _validate(table: TableState, indexes: bool) -> list[Difference]:
             if a[name] != b[name] and not name.startswith("."):
                 diffs.append(Difference("size_mismatch", p, name, mdt_size=a[name], storage_size=b[name]))
     diffs.extend(_partition_path_differences(table, sorted(mdt_parts)))
-    diffs.extend(_foreign_file_differences(table))
+    say("looking for files no instant wrote")
+    diffs.extend(_foreign_file_differences(table, sorted(mdt_parts | storage_parts)))
     diffs.extend(_dropped_index_differences(table))
     if indexes and not diffs:
         slices = table.file_system_view().latest_file_slices(table.partitions())
+        say(f"checking the record index and partition stats against {len(slices)} file slices")
         diffs.extend(_record_index_differences(table, slices))
         diffs.extend(_partition_stats_differences(table, slices))
     return diffs
@@ -242,7 +264,9 @@ def _record_index_differences(table: TableState, slices: Sequence[FileSlice]) ->
     from hudi_md.read.slice_reader import SliceRowReader
 
     mdt = table.metadata_table
-    if K.RECORD_INDEX not in mdt.available_partitions or "_hoodie_record_key" not in table.schema.names:
+    if mdt is None or K.RECORD_INDEX not in mdt.available_partitions:
+        return []
+    if "_hoodie_record_key" not in table.schema.names:
         return []
     reader = SliceRowReader(table)
     where: dict[str, set[tuple[str, str]]] = {}
@@ -283,13 +307,13 @@ def _partition_stats_differences(table: TableState, slices: Sequence[FileSlice])
     from hudi_md.metadata import keys as K
 
     mdt = table.metadata_table
-    if K.PARTITION_STATS not in mdt.available_partitions or K.COLUMN_STATS not in mdt.available_partitions:
+    if mdt is None or not {K.PARTITION_STATS, K.COLUMN_STATS} <= set(mdt.available_partitions):
         return []
     live = {(s.partition_path, n) for s in slices for n in _file_names(s)}
     ranges: dict[tuple[str, str], list[Any]] = {}
-    for st in mdt.stats.column_stats():
-        if (st.partition_path, st.file_name) in live:
-            ranges.setdefault((st.partition_path, st.column_name), []).append(st)
+    for file_stat in mdt.stats.column_stats():
+        if (file_stat.partition_path, file_stat.file_name) in live:
+            ranges.setdefault((file_stat.partition_path, file_stat.column_name), []).append(file_stat)
     stats = {(st.partition_path, st.column_name): st for st in mdt.stats.partition_stats()}
     out = []
     for (p, col), files in sorted(ranges.items()):
@@ -332,7 +356,8 @@ def _partition_path_differences(table: TableState, partitions: Sequence[str]) ->
     """Partitions holding live files whose path is not what Apache Hudi 1.2 writes for the values it
     stands for (tables written by hudi-md before 0.2 percent-encoded space, ``+`` and non-ASCII
     with URL encoding on): Hudi reads other values from them and its upserts of their keys land in
-    other partitions. README, "Partition paths", says how to rewrite such a table."""
+    other partitions. docs/reference/format-notes.md, "Partition paths", says how to rewrite such a
+    table."""
     from hudi_md.table.partitions import PartitionScheme
 
     scheme = PartitionScheme(table.config)
@@ -362,14 +387,15 @@ def _partition_path_differences(table: TableState, partitions: Sequence[str]) ->
             "partition_path_encoding",
             p,
             detail=f"partition path {p!r} is not what Apache Hudi 1.2 writes for its values "
-            f"({expected!r}; rule: {rule}); rewrite the table (README, 'Partition paths')",
+            f"({expected!r}; rule: {rule}); rewrite the table "
+            "(docs/reference/format-notes.md, 'Partition paths')",
         )
         for p, expected in sorted(suspect.items())
         if p in live
     ]
 
 
-def _foreign_file_differences(table: TableState) -> list[Difference]:
+def _foreign_file_differences(table: TableState, partitions: Sequence[str]) -> list[Difference]:
     """Data files under the table's directories that no instant wrote: what a writer other than
     Hudi leaves behind (Spark's ``part-*.parquet`` and ``_SUCCESS`` after ``INSERT INTO`` through
     a generic file source, copies, ...). No reader sees them, so their rows are silently missing.
@@ -379,7 +405,52 @@ def _foreign_file_differences(table: TableState) -> list[Difference]:
     is neither a Hudi base file nor a log file, or names an instant that is not on the active
     timeline in any state and is not older than it (older instants may be archived). Files of
     pending or failed instants are left to rollback; ``.hoodie_partition_metadata*``, other hidden
-    files (Hadoop's ``.crc`` checksums) and CDC logs are not judged."""
+    files (Hadoop's ``.crc`` checksums) and CDC logs are not judged.
+
+    A federated table (RFC-60) keeps its data files under the storage path: there a data file
+    under the table path is foreign, and the storage path's folders of this table
+    (:func:`_federated_foreign_files`) are judged by the same rule."""
+    from hudi_md.table.filenames import BaseFileName, LogFileName
+
+    judge = _instant_rule(table)
+    out: list[Difference] = []
+    pending = [""]
+    while pending:
+        directory = pending.pop()
+        for e in table.storage.list(directory):
+            name = e.path.rsplit("/", 1)[-1]
+            if e.is_dir:
+                if not name.startswith("."):
+                    pending.append(e.path)
+                continue
+            if table.is_federated and (BaseFileName.parse(name) or LogFileName.parse(name)):
+                reason: str | None = (
+                    "a data file under the table path, where this table's storage strategy never puts one"
+                )
+            else:
+                reason = judge(name)
+            if reason is not None:
+                out.append(_foreign(directory, name, e.size, e.path, reason))
+    if isinstance(table.storage, FederatedStorage):
+        out.extend(_federated_foreign_files(table, table.storage, partitions, judge))
+    return sorted(out, key=lambda d: (d.partition_path, d.file_name))
+
+
+def _foreign(partition: str, name: str, size: int | None, where: str, reason: str) -> Difference:
+    """``where``: the file's path under the table path, or its URI under a storage path."""
+    return Difference(
+        "foreign_file",
+        partition,
+        name,
+        storage_size=size,
+        detail=f"{where}: no instant wrote this file ({reason}); another writer put it into the table "
+        "and no reader sees its rows (write with hudi_md.write)",
+    )
+
+
+def _instant_rule(table: TableState) -> Callable[[str], str | None]:
+    """Why a file named ``name`` in a partition is foreign, or None when an instant may have
+    written it (or it is not judged: partition metadata, hidden files, CDC logs)."""
     from hudi_md.table.filenames import BaseFileName, LogFileName
     from hudi_md.table.listing import PARTITION_METAFILE_PREFIX
 
@@ -392,8 +463,6 @@ def _foreign_file_differences(table: TableState) -> list[Difference]:
     def why(name: str) -> str | None:
         if name.startswith(PARTITION_METAFILE_PREFIX):
             return None
-        if table.is_federated and (BaseFileName.parse(name) or LogFileName.parse(name)):
-            return "a data file under the table path, where this table's storage strategy never puts one"
         if name.startswith("."):
             log = LogFileName.parse(name)
             if log is None or log.is_cdc:
@@ -408,29 +477,57 @@ def _foreign_file_differences(table: TableState) -> list[Difference]:
             return None
         return f"names instant {instant}, which is not on the timeline"
 
+    return why
+
+
+def _federated_foreign_files(
+    table: TableState,
+    storage: FederatedStorage,
+    partitions: Sequence[str],
+    judge: Callable[[str], str | None],
+) -> list[Difference]:
+    """Foreign files among the storage path's files of a federated table.
+
+    The storage path may hold other tables' files, so only this table's folders are judged: the
+    folders its storage strategy puts a file group of one of its ``partitions`` in, found from the
+    files there whose file id the strategy places in their folder. Each file of such a folder
+    is judged as in the default layout (:func:`_instant_rule`), and is foreign too when the
+    strategy would put its file group in another folder (no reader looks for it there)."""
+    from hudi_md.table.filenames import parse_data_file
+    from hudi_md.table.layout import strategy_of
+
+    strategy = strategy_of(table.config.to_dict())
+    by_folder: dict[str, list[tuple[str, int | None, str | None]]] = {}
+    for f in storage.data_files():
+        folder, _, name = f.path.rpartition("/")
+        parsed = parse_data_file(name)
+        by_folder.setdefault(folder, []).append((name, f.size, parsed.file_id if parsed else None))
+
+    def partition_of(folder: str, file_id: str) -> str | None:
+        # most strategies end a file group's folder with its partition path: try those first
+        likely = [p for p in partitions if folder == p or folder.endswith(f"/{p}") or not p]
+        tried = set(likely)
+        for p in [*likely, *(p for p in partitions if p not in tried)]:
+            if strategy.storage_location(p, file_id).strip("/") == folder:
+                return p
+        return None
+
     out: list[Difference] = []
-    pending = [""]
-    while pending:
-        directory = pending.pop()
-        for e in table.storage.list(directory):
-            name = e.path.rsplit("/", 1)[-1]
-            if e.is_dir:
-                if not name.startswith("."):
-                    pending.append(e.path)
-                continue
-            reason = why(name)
+    for folder, files in sorted(by_folder.items()):
+        placed = {fid: partition_of(folder, fid) for _, _, fid in files if fid is not None}
+        owners = sorted({p for p in placed.values() if p is not None})
+        if not owners:
+            continue  # no file group of this table here: another table's folder
+        for name, size, fid in files:
+            reason = judge(name)
+            partition = placed.get(fid) if fid is not None else None
+            if reason is None and fid is not None and partition is None:
+                reason = f"the table's storage strategy puts file group {fid} in another folder"
             if reason is not None:
-                out.append(
-                    Difference(
-                        "foreign_file",
-                        directory,
-                        name,
-                        storage_size=e.size,
-                        detail=f"{e.path}: no instant wrote this file ({reason}); another writer put it "
-                        "into the table and no reader sees its rows (write with hudi_md.write)",
-                    )
-                )
-    return sorted(out, key=lambda d: (d.partition_path, d.file_name))
+                # a folder of one partition (as the strategies lay them out) names it
+                where = partition if partition is not None else owners[0] if len(owners) == 1 else ""
+                out.append(_foreign(where, name, size, storage.data.uri(f"{folder}/{name}"), reason))
+    return out
 
 
 # Written by the writers into every row, not part of a writer's schema.
@@ -458,8 +555,8 @@ def _schema_narrowed_differences(table: TableState) -> list[Difference]:
         return []
     latest = history[-1][1]
     last_had: dict[str, int] = {}  # field -> index in history of the last commit with it
-    for n, (_, fields) in enumerate(history[:-1]):
-        for f in fields - latest:
+    for n, (_, had_fields) in enumerate(history[:-1]):
+        for f in had_fields - latest:
             last_had[f] = n
     gone = {f: n for f, n in last_had.items() if _parent(f) not in last_had}
     by_drop: dict[int, list[str]] = {}
@@ -478,8 +575,8 @@ def _schema_narrowed_differences(table: TableState) -> list[Difference]:
                 f"whose schema lacks {them} (the last with {them}: {had}), nor has the latest "
                 f"commit's ({history[-1][0]}), so reads no longer return {them}. Reported also when "
                 "the drop was asked for (hoodie.datasource.write.schema.allow.auto.evolution.column"
-                f".drop=true), as information. A read as of {had} has the values (README, "
-                "'Restoring columns a write dropped')",
+                f".drop=true), as information. A read as of {had} has the values "
+                "(docs/guide/writes.md, 'Restoring columns a write dropped')",
             )
         )
     return out

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.config import metadata as M
 from hudi_md.formats.avro import parse_schema
 from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.metadata import keys as K
@@ -41,22 +42,14 @@ log = logging.getLogger(__name__)
 INIT_INSTANT_PREFIX = "00000000000000"
 WRITE_TOKEN = "0-0-0"
 
-# hoodie.metadata.* defaults (Hudi 1.1)
-DEFAULT_FILE_GROUPS = {
-    K.FILES: 1,
-    K.COLUMN_STATS: 2,  # hoodie.metadata.index.column.stats.file.group.count
-    K.PARTITION_STATS: 1,  # hoodie.metadata.index.partition.stats.file.group.count
-    K.BLOOM_FILTERS: 4,  # hoodie.metadata.index.bloom.filter.file.group.count
-    K.RECORD_INDEX: 10,  # hoodie.metadata.record.index.min.filegroup.count
+# The options of each MDT partition's file group count (``files`` has one file group).
+FILE_GROUP_COUNT_OPTIONS = {
+    K.COLUMN_STATS: M.COLUMN_STATS_FILE_GROUP_COUNT,
+    K.PARTITION_STATS: M.PARTITION_STATS_FILE_GROUP_COUNT,
+    K.BLOOM_FILTERS: M.BLOOM_FILTER_FILE_GROUP_COUNT,
+    K.RECORD_INDEX: M.RECORD_INDEX_MIN_FILE_GROUP_COUNT,
 }
-FILE_GROUP_COUNT_KEYS = {
-    K.COLUMN_STATS: "hoodie.metadata.index.column.stats.file.group.count",
-    K.PARTITION_STATS: "hoodie.metadata.index.partition.stats.file.group.count",
-    K.BLOOM_FILTERS: "hoodie.metadata.index.bloom.filter.file.group.count",
-    K.RECORD_INDEX: "hoodie.metadata.record.index.min.filegroup.count",
-}
-COMPACT_MAX_DELTA_COMMITS = "hoodie.metadata.compact.max.delta.commits"
-COMPACT_MAX_DELTA_COMMITS_DEFAULT = 10
+COMPACT_MAX_DELTA_COMMITS = M.COMPACT_MAX_DELTA_COMMITS.key
 HFILE_BLOCK_SIZE = 1024 * 1024
 MDT_BLOOM_ENTRIES, MDT_BLOOM_FPP, MDT_BLOOM_MAX = 10000, 1e-9, 100000
 
@@ -88,7 +81,7 @@ def mdt_properties(data_config: TableConfig) -> dict[str, str]:
         C.PAYLOAD_CLASS: "org.apache.hudi.metadata.HoodieMetadataPayload",
         C.KEYGEN_TYPE: "HOODIE_TABLE_METADATA",
         C.RECORD_MERGE_MODE: "CUSTOM",
-        "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+        C.MERGE_STRATEGY_ID: "00000000-0000-0000-0000-000000000000",
         C.TIMELINE_LAYOUT_VERSION: "2",
         C.ARCHIVELOG_FOLDER: "history",
         C.TIMELINE_PATH: "timeline",
@@ -147,10 +140,8 @@ class MetadataTableWriter:
         return TimelineWriter(self.storage, ".hoodie/timeline")
 
     def file_group_count(self, partition: str) -> int:
-        key = FILE_GROUP_COUNT_KEYS.get(partition)
-        if key and key in self.options:
-            return max(1, int(self.options[key]))
-        return DEFAULT_FILE_GROUPS.get(partition, 1)
+        option = FILE_GROUP_COUNT_OPTIONS.get(partition)
+        return 1 if option is None else max(1, option.get(self.options))
 
     def existing_file_group_count(self, partition: str) -> int:
         ids = {

@@ -7,37 +7,33 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from hudi_md.config import metastore as MS
 from hudi_md.errors import InvalidOptionError
 
-METASERVER_ENABLED = "hoodie.metaserver.enabled"
-METASERVER_URIS = "hoodie.metaserver.uris"
+METASERVER_ENABLED = MS.METASERVER_ENABLED.key
+METASERVER_URIS = MS.METASERVER_URIS.key
 # hudi-md's: the bearer token for writes (and reads, when the server wants one).
-METASERVER_TOKEN = "hoodie.metaserver.token"
+METASERVER_TOKEN = MS.METASERVER_TOKEN.key
 # hudi-md's: how long a request may wait for the server's answer (a commit of 10^5 files waits for
 # the snapshot sync of the commit before it, which holds the table for as long as it writes)
-METASERVER_TIMEOUT = "hoodie.metaserver.request.timeout.seconds"
-DEFAULT_TIMEOUT_S = 30.0
+METASERVER_TIMEOUT = MS.METASERVER_TIMEOUT.key
+DEFAULT_TIMEOUT_S = MS.METASERVER_TIMEOUT.default
 
 
 def metaserver_timeout(options: Mapping[str, Any]) -> float:
-    raw = options.get(METASERVER_TIMEOUT)
-    if raw is None or raw == "":
-        return DEFAULT_TIMEOUT_S
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        value = -1.0
+    option = MS.METASERVER_TIMEOUT
+    value = option.get(options)
     if not value > 0:
-        raise InvalidOptionError(f"{METASERVER_TIMEOUT} must be a positive number of seconds, not {raw!r}")
+        raise option.invalid(option.raw(options), "not a positive number of seconds")
     return value
 
 
 def metaserver_uri(options: Mapping[str, Any]) -> str | None:
     """The server the options point at (``hoodie.metaserver.enabled`` and the first of
     ``hoodie.metaserver.uris``), None when the metastore is not on."""
-    if str(options.get(METASERVER_ENABLED, "false")).lower() != "true":
+    if not MS.METASERVER_ENABLED.get(options):
         return None
-    uris = str(options.get(METASERVER_URIS) or "").strip()
+    uris = (MS.METASERVER_URIS.get(options) or "").strip()
     if not uris:
         raise InvalidOptionError(f"{METASERVER_ENABLED}=true needs {METASERVER_URIS} (e.g. http://host:9090)")
     uri = uris.split(",")[0].strip()
@@ -61,7 +57,7 @@ def shared_client(
     uri = metaserver_uri(options)
     if uri is None:
         return None
-    token = options.get(METASERVER_TOKEN)
+    token = MS.METASERVER_TOKEN.get(options)
     key = (kind, uri, str(token) if token else None, metaserver_timeout(options))
     with _SHARED_LOCK:
         client = _SHARED.get(key)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from hudi_md.config.metastore import METASERVER_TIMEOUT
 from hudi_md.errors import InvalidOptionError, MetastoreError
 from hudi_md.metastore.options import (
     METASERVER_TOKEN,
@@ -31,7 +32,9 @@ from hudi_md.metastore.routes import API_PREFIX, table_route
 class PlanClient:
     """One metastore server, for reading. Connections are kept alive, one per thread."""
 
-    def __init__(self, uri: str, token: str | None = None, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, uri: str, token: str | None = None, *, timeout_s: float = METASERVER_TIMEOUT.default
+    ) -> None:
         self.uri = uri.rstrip("/")
         try:
             parts = urlsplit(self.uri)

@@ -14,6 +14,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from hudi_md.config import table as T
 from hudi_md.metastore import protocol as P
 from hudi_md.metastore_server import schema as S
 from hudi_md.metastore_server.errors import conflict, exists, invalid, not_found
@@ -210,7 +211,7 @@ def table_config(table: TableRow, params: Mapping[str, str]) -> TableConfig:
     props.setdefault(C.TABLE_NAME, table.name)
     props.setdefault(C.TABLE_TYPE, table.table_type)
     props.setdefault(C.TABLE_VERSION, "9")
-    if table.partition_fields and not props.get(C.PARTITION_FIELDS):
+    if table.partition_fields and not T.PARTITION_FIELDS.is_set(props):
         props[C.PARTITION_FIELDS] = ",".join(f.name for f in table.partition_fields)
     return TableConfig(props=props, source=f"metastore {table.db}.{table.name}")
 

@@ -50,7 +50,7 @@ from hudi_md.metastore_server.db import write_tx
 from hudi_md.metastore_server.errors import ApiError, conflict, exists, invalid, not_found
 from hudi_md.metastore_server.partitions import remove_empty_partitions
 from hudi_md.metastore_server.validation import check_instant_time
-from hudi_md.table.config import TIMELINE_TIMEZONE
+from hudi_md.table.config import TableConfig
 from hudi_md.table.timeline import (
     ACTIONS,
     CLUSTERING,
@@ -102,6 +102,12 @@ def decode_b64(value: str | None, what: str) -> bytes | None:
 # --- instant times -----------------------------------------------------------------------------------
 
 
+def _utc_timeline(params: Mapping[str, str]) -> bool:
+    """Whether the table's instant times are UTC (``hoodie.table.timeline.timezone``, as
+    ``hoodie.properties`` is read)."""
+    return TableConfig(props=params).timeline_timezone.upper() == "UTC"
+
+
 def new_instant_time(engine: Engine, db: str, table: str, after: str | None) -> str:
     if after is not None:
         check_instant_time("after", after)
@@ -109,7 +115,7 @@ def new_instant_time(engine: Engine, db: str, table: str, after: str | None) -> 
     for _ in range(_CAS_ATTEMPTS):
         with write_tx(engine) as conn:
             row = find_table(conn, db, table)
-            utc = table_params(conn, row.tbl_id).get(TIMELINE_TIMEZONE, "LOCAL").upper() == "UTC"
+            utc = _utc_timeline(table_params(conn, row.tbl_id))
             last = conn.execute(sa.select(ts.c.ts).where(ts.c.tbl_id == row.tbl_id)).scalar_one()
             candidate = next_instant_time(last, after, utc)
             done = conn.execute(
@@ -424,7 +430,7 @@ def _completion_time(conn: Connection, table: TableRow, after: str) -> str:
     # The table row is locked, so the read and the update cannot interleave with another
     # completion; new_instant_time's CAS still protects against plain allocations.
     ts = S.tbl_timestamp
-    utc = table_params(conn, table.tbl_id).get(TIMELINE_TIMEZONE, "LOCAL").upper() == "UTC"
+    utc = _utc_timeline(table_params(conn, table.tbl_id))
     for _ in range(_CAS_ATTEMPTS):
         last = conn.execute(sa.select(ts.c.ts).where(ts.c.tbl_id == table.tbl_id)).scalar_one()
         candidate = next_instant_time(last, after, utc)

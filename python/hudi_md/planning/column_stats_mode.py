@@ -29,33 +29,23 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from hudi_md.errors import InvalidOptionError
+from hudi_md.config import read as R
 from hudi_md.planning.expressions import Expression
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.state import TableState
 
-PROCESSING_MODE_OVERRIDE = "hoodie.metadata.index.column.stats.processing.mode.override"
-IN_MEMORY_PROJECTION_THRESHOLD = "hoodie.metadata.index.column.stats.inMemory.projection.threshold"
-DEFAULT_IN_MEMORY_PROJECTION_THRESHOLD = 100_000
+PROCESSING_MODE_OVERRIDE = R.COLUMN_STATS_PROCESSING_MODE.key
+IN_MEMORY_PROJECTION_THRESHOLD = R.IN_MEMORY_PROJECTION_THRESHOLD.key
+DEFAULT_IN_MEMORY_PROJECTION_THRESHOLD = R.IN_MEMORY_PROJECTION_THRESHOLD.default
 IN_MEMORY = "in-memory"
 ENGINE = "engine"
 # Not a Hudi key: Hudi has no bytes bound for this decision (its hoodie.metadata.max.reader.memory
 # is the spill threshold of the MDT log merge, a different thing).
-MEMORY_BUDGET = "hudi_md.planner.column.stats.memory.budget"
-DEFAULT_MEMORY_BUDGET = 1 << 30
+MEMORY_BUDGET = R.PLANNER_MEMORY_BUDGET.key
+DEFAULT_MEMORY_BUDGET = R.PLANNER_MEMORY_BUDGET.default
 # The planner's peak Python memory per stats record read in process (tracemalloc: ~1.9 KB per
 # record for int64 columns, benchmarks/planner_memory_bench.py); rounded up.
 BYTES_PER_STATS_RECORD = 2048
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 1 << 10,
-    "kb": 1 << 10,
-    "m": 1 << 20,
-    "mb": 1 << 20,
-    "g": 1 << 30,
-    "gb": 1 << 30,
-}
 
 
 @dataclass(frozen=True)
@@ -102,23 +92,13 @@ class ColumnStatsMode:
 def column_stats_mode(options: Mapping[str, str], slices: int, columns: int) -> ColumnStatsMode:
     """Hudi's rule for this plan's column_stats read, with hudi-md's memory budget."""
     estimated = projection_rows(slices, columns) * BYTES_PER_STATS_RECORD
-    mode = (options.get(PROCESSING_MODE_OVERRIDE) or "").strip().lower()
-    if mode and mode not in (IN_MEMORY, ENGINE):
-        raise InvalidOptionError(
-            f"{PROCESSING_MODE_OVERRIDE} must be {IN_MEMORY!r} or {ENGINE!r}, got {mode!r}"
-        )
+    mode = R.COLUMN_STATS_PROCESSING_MODE.get(options)
     if mode == IN_MEMORY:
         return ColumnStatsMode(engine=False, estimated_bytes=estimated, budget=None)
     budget = memory_budget(options)
     if mode == ENGINE:
         return ColumnStatsMode(engine=True, estimated_bytes=estimated, budget=budget)
-    raw = options.get(IN_MEMORY_PROJECTION_THRESHOLD)
-    try:
-        threshold = int(raw) if raw not in (None, "") else DEFAULT_IN_MEMORY_PROJECTION_THRESHOLD
-    except ValueError:
-        raise InvalidOptionError(
-            f"{IN_MEMORY_PROJECTION_THRESHOLD} must be a whole number of rows, got {raw!r}"
-        ) from None
+    threshold = R.IN_MEMORY_PROJECTION_THRESHOLD.get(options)
     engine = projection_rows(slices, columns) >= threshold or estimated > budget
     return ColumnStatsMode(engine=engine, estimated_bytes=estimated, budget=budget)
 
@@ -131,14 +111,7 @@ def wants_engine(options: Mapping[str, str], slices: int, columns: int) -> bool:
 def memory_budget(options: Mapping[str, str]) -> int:
     """:data:`MEMORY_BUDGET` in bytes: a whole number, optionally with a unit (``k``, ``m``, ``g``;
     binary: ``512m`` = 512 MiB)."""
-    raw = (options.get(MEMORY_BUDGET) or "").strip().lower()
-    if not raw:
-        return DEFAULT_MEMORY_BUDGET
-    digits = raw.rstrip("kmgb")
-    unit = raw[len(digits) :]
-    if not digits.isdigit() or unit not in _UNITS or int(digits) <= 0:
-        raise InvalidOptionError(
-            f"{MEMORY_BUDGET} must be a positive number of bytes, optionally with k, m or g "
-            f"(e.g. 536870912 or 512m), got {options.get(MEMORY_BUDGET)!r}"
-        )
-    return int(digits) * _UNITS[unit]
+    budget = R.PLANNER_MEMORY_BUDGET.get(options)
+    if budget <= 0:
+        raise R.PLANNER_MEMORY_BUDGET.invalid(R.PLANNER_MEMORY_BUDGET.raw(options), "not a positive size")
+    return budget

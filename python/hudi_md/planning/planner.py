@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import operator
+import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.config import metadata as M
 from hudi_md.errors import EngineUnavailableError
 from hudi_md.planning.binding import bind
 from hudi_md.planning.column_stats_mode import ColumnStatsEngine, ColumnStatsRequest, column_stats_mode
@@ -316,7 +318,6 @@ def _record_key_values(expr: Expression, table: TableState) -> set[str] | None:
     return found
 
 
-RECORD_INDEX_ENABLE = "hoodie.metadata.record.index.enable"
 # Operations that tag incoming records with their current location, so a key never lands in two
 # file groups. INSERT / BULK_INSERT / INSERT_OVERWRITE do not look keys up and may write duplicates,
 # which a record index (one location per key) cannot describe.
@@ -339,13 +340,14 @@ _KEY_UNIQUE_OPERATIONS = frozenset(
 def record_index_trusted(table: TableState) -> bool:
     """Whether the record index may prune: never guess when the table may hold duplicate keys.
 
-    ``hoodie.metadata.record.index.enable`` = ``true`` trusts it, ``false`` never uses it; unset,
+    ``hoodie.metadata.global.record.level.index.enable`` (or its older name
+    ``hoodie.metadata.record.index.enable``) = ``true`` trusts it, ``false`` never uses it; unset,
     it is trusted when every write on the active timeline tagged keys (upserts, deletes, table
     services) and nothing older was archived.
     """
-    setting = table.options.get(RECORD_INDEX_ENABLE, "").lower()
-    if setting in ("true", "false"):
-        return setting == "true"
+    setting = M.RECORD_INDEX_ENABLE.get(table.options, None)
+    if setting is not None:
+        return setting
     if table.has_archived_instants():
         return False
     for instant in table.timeline.write_timeline():
@@ -393,7 +395,10 @@ def plan_scan(
     except TypeError:  # a literal that does not hash (never the case for parsed filters)
         key = None
     known = table.plan_results.get(key) if key is not None else None
-    if known is None:
+    if known is not None:
+        _log_plan(table, expr, as_of, known, None)
+    else:
+        before = _PlanCost.now(table)
         known = _plan_scan(
             table,
             expr,
@@ -404,7 +409,55 @@ def plan_scan(
         )
         if key is not None:
             table.plan_results.put(key, known)
+        _log_plan(table, expr, as_of, known, before)
     return known.copy()
+
+
+@dataclass(frozen=True)
+class _PlanCost:
+    """A table's storage counters and the clock when a plan started: what it cost is the change."""
+
+    started: float
+    requests: int
+    mdt_requests: int
+    bytes_read: int
+
+    @classmethod
+    def now(cls, table: TableState) -> _PlanCost:
+        stats = table.storage.stats
+        return cls(time.perf_counter(), stats.requests, stats.requests_under(MDT_PREFIX), stats.bytes_read)
+
+
+# where a table's MDT is (its requests are counted apart from the data's)
+MDT_PREFIX = ".hoodie/metadata/"
+
+
+def _log_plan(
+    table: TableState, expr: Expression | None, as_of: str | None, plan: ScanPlan, before: _PlanCost | None
+) -> None:
+    """A DEBUG record of a plan: its filter, its counters (partitions and file slices before and
+    after each pruning step) and, when it was not answered from memory, the storage requests it
+    made (those to the MDT apart), the bytes it read and its time."""
+    if not log.isEnabledFor(logging.DEBUG):
+        return
+    if before is None:
+        cost = "answered from memory (the same plan of this table state)"
+    else:
+        stats = table.storage.stats
+        cost = (
+            f"{stats.requests - before.requests} storage requests "
+            f"({stats.requests_under(MDT_PREFIX) - before.mdt_requests} to the metadata table), "
+            f"{stats.bytes_read - before.bytes_read} bytes read, {time.perf_counter() - before.started:.3f} s"
+        )
+    log.debug(
+        "plan %s: filter %s, as of %s: %s; %s",
+        table.uri,
+        expr,
+        as_of or "latest",
+        ", ".join(f"{k} {v}" for k, v in plan.counters.items()),
+        cost,
+        extra={"plan_counters": dict(plan.counters)},
+    )
 
 
 class PartitionPruner(Protocol):

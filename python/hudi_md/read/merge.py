@@ -44,9 +44,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_md.config import table as T
 from hudi_md.errors import InvalidOptionError, RecordMergeError, UnsupportedFeatureError
 from hudi_md.formats.avro_arrow import align_to_schema
-from hudi_md.table import config as cfg
 from hudi_md.table.config import TableConfig
 
 __all__ = [
@@ -77,7 +77,6 @@ OPERATION_COLUMN = "_hoodie_operation"
 _EVENT_TIME_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 _COMMIT_TIME_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 _PAYLOAD_BASED_STRATEGY = "00000000-0000-0000-0000-000000000000"
-_STRATEGY_KEYS = ("hoodie.record.merge.strategy.id", "hoodie.compaction.record.merger.strategy")
 
 # Payload classes whose merge Hudi 1.x maps onto a merge mode (HoodieTableConfig
 # .inferRecordMergeModeFromPayloadClass); any other payload is custom code we cannot run.
@@ -87,13 +86,6 @@ _PAYLOAD_MODES = {
     "org.apache.hudi.common.model.EventTimeAvroPayload": EVENT_TIME_ORDERING,
 }
 
-# Custom delete markers (DeleteContext): a field and the value that marks a row deleted.
-_MERGE_PROPERTY_PREFIX = "hoodie.record.merge.property."  # how v9 table configs store merge properties
-_DELETE_FIELD = "hoodie.payload.delete.field"
-_DELETE_MARKER = "hoodie.payload.delete.marker"
-_DELETE_FIELD_KEYS = (_DELETE_FIELD, _MERGE_PROPERTY_PREFIX + _DELETE_FIELD)
-_DELETE_MARKER_KEYS = (_DELETE_MARKER, _MERGE_PROPERTY_PREFIX + _DELETE_MARKER)
-_PARTIAL_UPDATE_MODE = "hoodie.table.partial.update.mode"
 
 # Hudi keys of records whose key fields are null or empty (KeyGenUtils).
 _NULL_KEY = "__null__"
@@ -144,9 +136,9 @@ class MergeSpec:
         :class:`UnsupportedFeatureError` naming the payload class or strategy.
         """
         ordering = config.ordering_fields
-        payload = config.get(cfg.PAYLOAD_CLASS) or config.get(cfg.LEGACY_PAYLOAD_CLASS) or ""
-        strategy = next((config.get(k) for k in _STRATEGY_KEYS if config.get(k)), "") or ""
-        mode = config.get(cfg.RECORD_MERGE_MODE) or ""
+        payload = config.payload_class or ""
+        strategy = config.merge_strategy_id or ""
+        mode = config.stored_record_merge_mode or ""
         if not mode:
             if payload:
                 mode = _PAYLOAD_MODES.get(payload, CUSTOM)
@@ -166,15 +158,16 @@ class MergeSpec:
                     f"whose payload is one of {sorted(_PAYLOAD_MODES)}"
                 )
             mode = _PAYLOAD_MODES[payload]
-        partial = config.get(_PARTIAL_UPDATE_MODE)
+        partial = config.partial_update_mode
         if partial and partial.upper() != "NONE":
             raise UnsupportedFeatureError(f"partial update mode {partial!r} is not supported")
         if mode == EVENT_TIME_ORDERING and not ordering:
             # Every record then has the default ordering value: ties everywhere, so the later
             # record wins and every delete is a commit-time delete — exactly commit-time merging.
             mode = COMMIT_TIME_ORDERING
-        delete_field = next((config.get(k) for k in _DELETE_FIELD_KEYS if config.get(k)), None)
-        delete_marker = next((config.get(k) for k in _DELETE_MARKER_KEYS if config.get(k)), None)
+        # Custom delete markers (DeleteContext): a field and the value that marks a row deleted.
+        delete_field = config.merge_property(T.PAYLOAD_DELETE_FIELD)
+        delete_marker = config.merge_property(T.PAYLOAD_DELETE_MARKER)
         return cls(
             record_key_fields=config.record_key_fields,
             ordering_fields=ordering,

@@ -25,10 +25,13 @@ import sys
 import traceback
 from collections.abc import Mapping
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hudi_md.spark import protocol as P
 from hudi_md.spark.attach import attached_context, jvm_object
+
+if TYPE_CHECKING:
+    from hudi_md.write.result import WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,7 @@ def main() -> int:
 
     gateway = launch_gateway()
     try:
+        _warn_in_driver_log(gateway)
         job = jvm_object(gateway.jvm, P.BRIDGE_CLASS).job(job_id)
         if job is None:
             print(f"no hudi-md write job {job_id} in the driver JVM", file=sys.stderr)
@@ -71,10 +75,20 @@ def main() -> int:
             traceback.print_exc()
             job.failed(type(e).__name__, str(e) or repr(e))
             return 1
-        job.succeeded(instant)
+        job.succeeded(None if instant is None else str(instant))  # the JVM takes the instant string
         return 0
     finally:
         gateway.close()
+
+
+def _warn_in_driver_log(gateway: Any) -> None:
+    """Send the write's unknown-option warnings (:func:`hudi_md.config.check_options`) to the
+    driver's log at WARN as well: the shim copies this process's stderr into that log at INFO,
+    which Spark's shells do not show (their level is WARN)."""
+    from hudi_md.config.unknown import add_reporter
+
+    logger = gateway.jvm.org.slf4j.LoggerFactory.getLogger("hudi_md")
+    add_reporter(lambda message: logger.warn(f"hudi-md: {message}"))
 
 
 def _import_the_write() -> None:
@@ -87,9 +101,10 @@ def _import_the_write() -> None:
     import hudi_md.spark.writer  # noqa: F401
 
 
-def run(gateway: Any, job: Any) -> str | None:
+def run(gateway: Any, job: Any) -> WriteResult | None:
     """The write of ``job``: its request resolved against the table, then written by
-    ``write_dataframe`` on the JVM's session. Returns the instant (None: nothing written)."""
+    ``write_dataframe`` on the JVM's session. Returns what the commit recorded (None: nothing
+    written)."""
     from pyspark.sql import DataFrame, SparkSession
 
     from hudi_md.api import open_table
@@ -110,7 +125,7 @@ def run(gateway: Any, job: Any) -> str | None:
         table_options = s3a_storage_options(request.path, request.options, hadoop)
         storage_options = {k: v for k, v in table_options.items() if not k.startswith("hoodie.")}
         exists = Storage(request.path, storage_options).exists(PROPERTIES_FILE)
-        table = open_table(request.path, table_options) if exists else None
+        table = open_table(request.path, table_options).state if exists else None
         resolved = resolve(request, table)
         if resolved.operation is None:
             return None

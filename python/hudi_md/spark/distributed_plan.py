@@ -52,7 +52,6 @@ from hudi_md.planning.planner import ScanPlan
 from hudi_md.planning.visitors import referenced_columns
 from hudi_md.spark.indexing import ExecutorError, TableSnapshot
 from hudi_md.table.fs_view import FileSlice
-from hudi_md.table.state import TableState
 from hudi_md.table.timeline import Instant, Timeline
 
 if TYPE_CHECKING:
@@ -255,7 +254,7 @@ def _file_names(s: FileSlice) -> list[str]:
 
 def plan(
     spark: SparkSession | None,
-    table: TableState | str,
+    table: Table | str,
     filters: Filters = None,
     *,
     as_of: str | None = None,

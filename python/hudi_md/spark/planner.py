@@ -71,6 +71,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import pyarrow as pa
 
 from hudi_md.api import open_table
+from hudi_md.config import check_options
+from hudi_md.config import read as R
 from hudi_md.errors import HudiMdError, InvalidOptionError
 from hudi_md.planning.scan import TableScan, incremental_commits
 from hudi_md.spark import protocol as P
@@ -79,9 +81,9 @@ from hudi_md.storage.hadoop_s3a import s3a_storage_options
 from hudi_md.storage.redaction import ScrubbedStream, Scrubber, secret_values
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.slice_rows import finish_rows, slice_from_row, slices_to_arrow
+from hudi_md.table.timeline import resolve_instant
 
 if TYPE_CHECKING:
-    from hudi_md.api import Table
     from hudi_md.planning.column_stats_mode import ColumnStatsEngine
     from hudi_md.table.partitions import PartitionScheme
     from hudi_md.table.state import TableState
@@ -125,18 +127,19 @@ class Planner:
     (:class:`~hudi_md.spark.plan_engine.DriverEngine`)."""
 
     def __init__(self, engine: ColumnStatsEngine | None = None) -> None:
-        self._tables: dict[str, Table] = {}
+        self._tables: dict[str, TableState] = {}
         self._lock = threading.Lock()
         self._engine = engine
 
-    def _table(self, path: str, options: Mapping[str, str], hadoop_conf: Mapping[str, str]) -> Any:
+    def _table(self, path: str, options: Mapping[str, str], hadoop_conf: Mapping[str, str]) -> TableState:
         table_opts = {k: v for k, v in options.items() if k not in _READ_OPTIONS}
         key = json.dumps([path, sorted(table_opts.items()), sorted(hadoop_conf.items())])
         with self._lock:
             cached = self._tables.get(key)
         if cached is not None and cached.is_current():
             return cached
-        fresh = open_table(path, s3a_storage_options(path, table_opts, hadoop_conf))
+        # the state a table opened for the user holds: what planning and reading take
+        fresh = open_table(path, s3a_storage_options(path, table_opts, hadoop_conf)).state
         with self._lock:
             cached = self._tables.get(key)
             if cached is not None and cached.same_state(fresh):
@@ -152,6 +155,8 @@ class Planner:
         if not path:
             raise InvalidOptionError(f"request without '{P.PATH}'")
         options = string_map(request.get(P.OPTIONS))
+        # the reader's and the table's options (TBLPROPERTIES among them), as Spark passed them
+        check_options(options)
         if op == P.OP_CREATE_TABLE:
             create_table(path, options, request.get(P.TABLE_SCHEMA))
             return {P.OK: True}, None
@@ -212,7 +217,7 @@ class Planner:
 
     def _plan(
         self,
-        table: Table,
+        table: TableState,
         options: Mapping[str, str],
         filters: object,
         latest: object,
@@ -221,17 +226,13 @@ class Planner:
         from hudi_md.planning.filters import from_json
         from hudi_md.planning.planner import plan_scan
 
-        query_type = options.get(QUERY_TYPE, P.QUERY_SNAPSHOT)
+        query_type = R.QUERY_TYPE.get(options)
         # the same plan of the same table state (a new DataFrame repeating a query): its answer
-        answer_key = json.dumps([filters, query_type, options.get(AS_OF)], sort_keys=True)
+        answer_key = json.dumps([filters, query_type, R.AS_OF_INSTANT.get(options)], sort_keys=True)
         answers = _ANSWERS.setdefault(table, {}) if query_type != P.QUERY_INCREMENTAL else {}
         if answer_key in answers:
             return answers[answer_key]
         expr = from_json(filters) if filters else None
-        if query_type not in P.QUERY_TYPES:
-            raise InvalidOptionError(
-                f"{QUERY_TYPE} must be snapshot, read_optimized or incremental, got {query_type!r}"
-            )
         if query_type == P.QUERY_INCREMENTAL:
             rng = incremental_range(table, options)
             slices, _ = TableScan(table, filters=expr).incremental_plan(rng.begin, rng.end)
@@ -267,7 +268,7 @@ class Planner:
         return answer
 
     def _read_slice(
-        self, table: Table, options: Mapping[str, str], desc: Mapping[str, Any], columns: object
+        self, table: TableState, options: Mapping[str, str], desc: Mapping[str, Any], columns: object
     ) -> tuple[dict[str, Any], bytes]:
         """Merge one MOR file slice (base + logs) and return its rows as an Arrow stream."""
         from hudi_md.read.merge import MergeSpec
@@ -275,7 +276,7 @@ class Planner:
 
         storage = table.storage
         fs = slice_from_row(desc, uri_of=storage.uri)
-        if options.get(QUERY_TYPE) == P.QUERY_INCREMENTAL:
+        if R.QUERY_TYPE.get(options) == P.QUERY_INCREMENTAL:
             rows = _read_incremental_slice(table, fs, incremental_range(table, options), columns)
         else:
             as_of = _as_of(table, options)
@@ -296,7 +297,8 @@ class Planner:
 
 def _as_of(table: TableState, options: Mapping[str, str]) -> str | None:
     """The instant of a time-travel query (``as.of.instant``), None for a read of the latest."""
-    return table.resolve_instant(options.get(AS_OF)) if options.get(AS_OF) else None
+    as_of = R.AS_OF_INSTANT.get(options)
+    return resolve_instant(as_of) if as_of else None
 
 
 def create_table(path: str, options: Mapping[str, str], spark_schema: object) -> None:
@@ -363,17 +365,18 @@ def incremental_range(table: TableState, options: Mapping[str, str]) -> Incremen
     """The incremental range of a request's options; :class:`InvalidOptionError` naming the option
     when the begin instant is missing or malformed, the end is malformed or before the begin, or
     ``as.of.instant`` is set too (Hudi's names and rules)."""
-    raw_begin = (options.get(BEGIN) or "").strip()
+    raw_begin = (R.BEGIN_INSTANT.get(options) or "").strip()
     if not raw_begin:
         raise InvalidOptionError(
             f"{BEGIN} is required when {QUERY_TYPE}=incremental: the instant after which commits are "
             "returned (exclusive), e.g. 20240418173550988, or 000 for every commit"
         )
-    if options.get(AS_OF):
+    if R.AS_OF_INSTANT.is_set(options):
         raise InvalidOptionError(f"{AS_OF} cannot be combined with {QUERY_TYPE}=incremental; use {END}")
     # Hudi's examples start incremental pulls at "000" (before any instant); so does this.
     begin = None if set(raw_begin) == {"0"} else _instant_option(table, BEGIN, raw_begin)
-    end = _instant_option(table, END, options[END]) if (options.get(END) or "").strip() else None
+    raw_end = R.END_INSTANT.get(options)
+    end = _instant_option(table, END, raw_end) if raw_end else None
     if begin is not None and end is not None and end < begin:
         raise InvalidOptionError(f"{END} {end} is before {BEGIN} {begin}")
     commits = incremental_commits(table, begin, end)
@@ -387,7 +390,7 @@ def incremental_range(table: TableState, options: Mapping[str, str]) -> Incremen
 
 def _instant_option(table: TableState, key: str, raw: str) -> str:
     try:
-        resolved = table.resolve_instant(raw)
+        resolved = resolve_instant(raw)
     except InvalidOptionError:
         resolved = None
     if resolved is None:
@@ -553,12 +556,20 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         stdout.flush()
 
 
+def configure_logging() -> None:
+    """The planner's log goes to its stderr, which the shim copies into Spark's driver log: lines
+    starting with :data:`~hudi_md.spark.protocol.LOG_WARNING_PREFIX` or ``LOG_ERROR_PREFIX`` (Python's
+    level names) at WARN there, so that Spark's shells (which show WARN) show them, e.g. an option
+    the user mistyped (:func:`hudi_md.config.check_options`); the rest at INFO."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s:%(name)s:%(message)s")
+    logging.captureWarnings(True)
+
+
 def main() -> None:
     out = sys.stdout.buffer
     sys.stderr = ScrubbedStream(sys.stderr, SCRUBBER)
     sys.stdout = sys.stderr  # nothing but frames may reach the shim's pipe
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    logging.captureWarnings(True)
+    configure_logging()
     serve(sys.stdin.buffer, out)
 
 

@@ -29,7 +29,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_md.api import Table, open_table
+from hudi_md.api import open_table
+from hudi_md.config import metadata as M
+from hudi_md.config import services as CS
+from hudi_md.config.option import ConfigOption
 from hudi_md.errors import InvalidOptionError, MetadataTableError
 from hudi_md.formats.commit_metadata import CommitMetadata
 from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
@@ -37,14 +40,10 @@ from hudi_md.metadata.stats import metadata_stats
 from hudi_md.metadata.validate import validate_metadata_table
 from hudi_md.table.config import TableConfig
 from hudi_md.table.fs_view import FileSlice, FileSystemView, LogFile
+from hudi_md.table.state import TableState
 from hudi_md.table.timeline import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, Instant, Timeline
 from hudi_md.write import compaction, services
-from hudi_md.write.config import (
-    CLEANER_COMMITS_RETAINED,
-    CLEANER_FILE_VERSIONS_RETAINED,
-    CLEANER_POLICY,
-    WriteConfig,
-)
+from hudi_md.write.config import WriteConfig
 from hudi_md.write.plans import read_plan
 from hudi_md.write.recovery import resolve_pending_services
 from hudi_md.write.transaction import Transaction
@@ -58,10 +57,10 @@ TABLE_ARGUMENTS = frozenset({"table", "path"})
 ALL_PARTITIONS = "ALL_PARTITIONS"
 
 # Hudi keys the procedures set or read that hudi-md's writer has no constant for.
-CLEANER_HOURS_RETAINED = "hoodie.cleaner.hours.retained"
-CLEAN_TRIGGER_STRATEGY = "hoodie.clean.trigger.strategy"
-CLEAN_MAX_COMMITS = "hoodie.clean.max.commits"
-COMPACT_TRIGGER_STRATEGY = "hoodie.compact.inline.trigger.strategy"
+CLEANER_HOURS_RETAINED = CS.CLEANER_HOURS_RETAINED.key
+CLEAN_TRIGGER_STRATEGY = CS.CLEAN_TRIGGER_STRATEGY.key
+CLEAN_MAX_COMMITS = CS.CLEAN_MAX_COMMITS.key
+COMPACT_TRIGGER_STRATEGY = CS.COMPACT_TRIGGER_STRATEGY.key
 CLEANER_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS")
 
 
@@ -344,7 +343,7 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out))
 
 
-def _view_as_of(a: _Args, table: Table) -> tuple[bool, str | None]:
+def _view_as_of(a: _Args, table: TableState) -> tuple[bool, str | None]:
     """(any instant in range, the view's as-of): Hudi keeps the completed writes before
     ``max_instant`` (at or before it with ``include_max``)."""
     max_instant = a.text("max_instant") or ""
@@ -356,7 +355,7 @@ def _view_as_of(a: _Args, table: Table) -> tuple[bool, str | None]:
     return bool(earlier), max(earlier, default=None)
 
 
-def _log_files_text(table: Table, logs: Sequence[LogFile]) -> str:
+def _log_files_text(table: TableState, logs: Sequence[LogFile]) -> str:
     # Hudi: the slice's log files newest first, as HoodieLogFile's toString, in a Scala mkString
     return (
         "["
@@ -365,7 +364,7 @@ def _log_files_text(table: Table, logs: Sequence[LogFile]) -> str:
     )
 
 
-def _fsview_row(table: Table, view: FileSystemView, s: FileSlice) -> dict[str, Any]:
+def _fsview_row(table: TableState, view: FileSystemView, s: FileSlice) -> dict[str, Any]:
     base_size = s.base_file.size if s.base_file else 0
     logs = sorted(s.log_files, key=LogFile.sort_key, reverse=True)
     # Hudi's "scheduled" sizes are of log files whose deltacommit completed (on the whole timeline,
@@ -414,7 +413,7 @@ def _show_fsview_latest(path: str, args: Mapping[str, str], options: Mapping[str
     if a.is_set("path_regex") and a.is_set("partition_path"):
         raise a.refuse("path_regex", "path_regex and partition_path cannot be used together")
     pattern = a.text("path_regex") if a.is_set("path_regex") else a.text("partition_path")
-    table = open_table(path, options)
+    table = open_table(path, options).state
     any_instant, as_of = _view_as_of(a, table)
     if not any_instant:
         return SHOW_FSVIEW_LATEST_SCHEMA.empty_table()
@@ -456,7 +455,7 @@ def _show_metadata_table_stats(path: str, args: Mapping[str, str], options: Mapp
     reader with metrics off and so returns no row; these are the rows it has with them on.)"""
     a = _Args("show_metadata_table_stats", SHOW_METADATA_TABLE_STATS, args)
     a.no_filter()
-    table = open_table(path, options)
+    table = open_table(path, options).state
     mdt = table.metadata_table
     if mdt is None:
         raise MetadataTableError(
@@ -495,7 +494,7 @@ _COMPACTION_OPS = ("schedule", "execute", "scheduleandexecute")
 def _compaction_due(writer: HudiWriter) -> bool:
     """Hudi's NUM_COMMITS trigger: as many completed deltacommits since the last compaction as
     ``hoodie.compact.inline.max.delta.commits`` (5)."""
-    strategy = writer.options.get(COMPACT_TRIGGER_STRATEGY, "NUM_COMMITS").upper()
+    strategy = CS.COMPACT_TRIGGER_STRATEGY.get(writer.options)
     if strategy != "NUM_COMMITS":
         raise InvalidOptionError(
             f"run_compaction: {COMPACT_TRIGGER_STRATEGY}={strategy} is not supported (hudi-md: NUM_COMMITS)"
@@ -606,31 +605,30 @@ RUN_CLEAN = (
 
 def _clean_options(a: _Args) -> dict[str, str]:
     """Hudi's cleaner keys from the arguments, then ``options`` (which wins, as in Hudi)."""
-    keys = {
-        "clean_policy": CLEANER_POLICY,
-        "retain_commits": CLEANER_COMMITS_RETAINED,
-        "hours_retained": CLEANER_HOURS_RETAINED,
-        "file_versions_retained": CLEANER_FILE_VERSIONS_RETAINED,
-        "trigger_strategy": CLEAN_TRIGGER_STRATEGY,
-        "trigger_max_commits": CLEAN_MAX_COMMITS,
+    options: dict[str, ConfigOption[Any]] = {
+        "clean_policy": CS.CLEANER_POLICY,
+        "retain_commits": CS.CLEANER_COMMITS_RETAINED,
+        "hours_retained": CS.CLEANER_HOURS_RETAINED,
+        "file_versions_retained": CS.CLEANER_FILE_VERSIONS_RETAINED,
+        "trigger_strategy": CS.CLEAN_TRIGGER_STRATEGY,
+        "trigger_max_commits": CS.CLEAN_MAX_COMMITS,
     }
+    given = _hudi_options(a)
     out: dict[str, str] = {}
-    for name, key in keys.items():
-        if a.is_set(name):
+    for name, option in options.items():
+        # `options` names the key (or its older name) too: it wins
+        if a.is_set(name) and not option.is_set(given):
             value = a.text(name) or ""
             if a.params[name].type == "int":
                 value = str(a.integer(name))
-            out[key] = value
-    return {**out, **_hudi_options(a)}
+            out[option.key] = value
+    return {**out, **given}
 
 
 def _clean_due(writer: HudiWriter, opts: Mapping[str, str]) -> bool:
     """Hudi's NUM_COMMITS clean trigger: completed commits since the last clean's last completed
     commit reach ``hoodie.clean.max.commits`` (1)."""
-    try:
-        max_commits = int(opts.get(CLEAN_MAX_COMMITS, "1"))
-    except ValueError:
-        raise InvalidOptionError(f"run_clean: {CLEAN_MAX_COMMITS} must be an integer") from None
+    max_commits = CS.CLEAN_MAX_COMMITS.get(opts)
     timeline = writer.timeline()
     last_clean = timeline.completed().of_actions(CLEAN).last()
     since = (timeline.metadata(last_clean).get("lastCompletedCommitTimestamp") or "") if last_clean else ""
@@ -659,10 +657,10 @@ def _run_clean(path: str, args: Mapping[str, str], options: Mapping[str, str]) -
     a = _Args("run_clean", RUN_CLEAN, args)
     schedule = a.boolean("schedule_in_line")
     opts = {**options, **_clean_options(a)}
-    policy = opts.get(CLEANER_POLICY, CLEANER_POLICIES[0]).upper()
+    policy = (CS.CLEANER_POLICY.raw(opts) or CS.CLEANER_POLICY.default).strip().upper()
     if policy not in CLEANER_POLICIES:
         raise a.refuse("clean_policy", f"{policy!r}: hudi-md cleans by {' or '.join(CLEANER_POLICIES)}")
-    strategy = opts.get(CLEAN_TRIGGER_STRATEGY, "NUM_COMMITS").upper()
+    strategy = (CS.CLEAN_TRIGGER_STRATEGY.raw(opts) or CS.CLEAN_TRIGGER_STRATEGY.default).strip().upper()
     if strategy != "NUM_COMMITS":
         raise a.refuse("trigger_strategy", f"{strategy!r}: the one trigger strategy is NUM_COMMITS")
     writer = HudiWriter(path, opts)
@@ -723,7 +721,7 @@ def _validate_metadata(path: str, args: Mapping[str, str], options: Mapping[str,
     A row per difference (``ok`` false), or one row ``ok`` true when there is none."""
     a = _Args("validate_metadata", VALIDATE_METADATA, args)
     indexes = a.boolean("indexes")
-    table = open_table(path, {**options, "hoodie.metadata.enable": "true"})
+    table = open_table(path, {**options, M.METADATA_ENABLE.key: "true"}).state
     diffs = validate_metadata_table(table, indexes=indexes)
     rows = [{"ok": False, **d.to_dict()} for d in diffs] or [{"ok": True, "message": VALID_MESSAGE}]
     return pa.Table.from_pylist(rows, schema=VALIDATE_METADATA_SCHEMA)

@@ -10,6 +10,7 @@ JSON object.
 
 from __future__ import annotations
 
+from hudi_md.config import read as R
 from hudi_md.table.slice_rows import (
     BASE_FILE,
     BASE_FILE_SIZE,
@@ -25,6 +26,10 @@ from hudi_md.table.slice_rows import (
 
 # The planner process: ``python -m <PLANNER_MODULE>``.
 PLANNER_MODULE = "hudi_md.spark.planner"
+# The planner's stderr is its log, one record a line starting with Python's level name; the shim
+# copies it into the driver's log, lines with these prefixes at WARN (Spark's shells show WARN).
+LOG_WARNING_PREFIX = "WARNING:"
+LOG_ERROR_PREFIX = "ERROR:"
 
 # Ops (the request's OP).
 OP_PING = "ping"
@@ -117,10 +122,10 @@ COUNTER_JVM_MERGED_SLICES = "jvm_merged_slices"
 COUNTER_JVM_ANSWER_REUSED = "jvm_answer_reused"
 
 # Read options the planner looks up by their exact name (the shim canonicalizes Spark's spelling).
-AS_OF = "as.of.instant"
-QUERY_TYPE = "hoodie.datasource.query.type"
-BEGIN = "hoodie.datasource.read.begin.instanttime"
-END = "hoodie.datasource.read.end.instanttime"
+AS_OF = R.AS_OF_INSTANT.key
+QUERY_TYPE = R.QUERY_TYPE.key
+BEGIN = R.BEGIN_INSTANT.key
+END = R.END_INSTANT.key
 QUERY_SNAPSHOT = "snapshot"
 QUERY_READ_OPTIMIZED = "read_optimized"
 QUERY_INCREMENTAL = "incremental"
@@ -212,8 +217,10 @@ __all__ = [
     "INVALID_OPTION_ERROR",
     "KNOWN_ANSWER",
     "LATEST_INSTANT",
+    "LOG_ERROR_PREFIX",
     "LOG_FILES",
     "LOG_FILE_SIZES",
+    "LOG_WARNING_PREFIX",
     "MESSAGE",
     "OK",
     "OP",

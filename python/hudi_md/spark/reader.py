@@ -28,7 +28,7 @@ def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | No
         from hudi_md.table.partitions import PartitionScheme
         from hudi_md.table.slice_rows import slice_from_row
 
-        table = open_table(path, dict(options))
+        table = open_table(path, dict(options)).state
         schema = table.schema_as_of(as_of)
         scheme = PartitionScheme(table.config)
         merge = MergeSpec.from_config(table.config)
@@ -63,10 +63,12 @@ def read_table(
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
+    from hudi_md.planning.filters import to_expression
     from hudi_md.planning.planner import plan_scan
     from hudi_md.spark.arrow_types import arrow_schema_to_spark_json
     from hudi_md.table.partitions import PartitionScheme
     from hudi_md.table.slice_rows import slices_to_arrow
+    from hudi_md.table.timeline import resolve_instant
 
     def from_arrow_schema(s: pa.Schema) -> StructType:
         return StructType.fromJson(arrow_schema_to_spark_json(s))
@@ -74,9 +76,9 @@ def read_table(
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     if is_s3_path(path):
         opts = s3a_storage_options(path, opts, session_s3a_conf(spark))
-    table = open_table(path, opts)
-    expr = table.to_expression(filters)
-    instant = table.resolve_instant(as_of)
+    table = open_table(path, opts).state
+    expr = to_expression(filters)
+    instant = resolve_instant(as_of)
     plan = plan_scan(table, expr, as_of=instant, read_optimized=read_optimized)
     schema = table.schema_as_of(instant)  # time travel: the instant's columns
     cols = list(columns) if columns is not None else schema.names

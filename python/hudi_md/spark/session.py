@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hudi_md.config import spark as SP
 from hudi_md.errors import UnsupportedSparkVersionError
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ SCALA_FOR_SPARK_LINE = {(3, 5): "2.12", (4, 0): "2.13", (4, 1): "2.13", (4, 2): 
 SUPPORTED_SPARK_LINES = tuple(f"{major}.{minor}.x" for major, minor in SCALA_FOR_SPARK_LINE)
 
 # The interpreter the shim starts ``python -m hudi_md.spark.planner`` with (driver and executors).
-PLANNER_PYTHON_CONF = "spark.hudi_md.planner.python"
+PLANNER_PYTHON_CONF = SP.PLANNER_PYTHON.key
 
 # The shim's session extension: plans SQL INSERT / DELETE FROM on hudi-md tables into hudi_md.write's
 # Spark writer and refuses UPDATE / MERGE INTO at analysis. Spark 4 also finds it through the jar's
@@ -113,7 +114,7 @@ def configure(builder: Any, spark_version: str | None = None) -> Any:
     python = str(options.get("spark.pyspark.python") or "") or sys.executable
     if not options.get("spark.pyspark.python"):
         builder = builder.config("spark.pyspark.python", python)
-    if not options.get(PLANNER_PYTHON_CONF):
+    if not SP.PLANNER_PYTHON.is_set(options):
         builder = builder.config(PLANNER_PYTHON_CONF, python)
     if not os.environ.get("PYSPARK_PYTHON"):
         os.environ["PYSPARK_PYTHON"] = python

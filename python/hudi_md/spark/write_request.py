@@ -41,12 +41,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hudi_md.config import check_options
+from hudi_md.config import spark as SP
+from hudi_md.config import table as T
+from hudi_md.config import write as W
+from hudi_md.config.option import ConfigOption
 from hudi_md.errors import InvalidOptionError, TableExistsError, TableNotFoundError
 from hudi_md.spark import protocol as P
 from hudi_md.write.config import (
     DATABASE_NAME,
     HIVE_STYLE,
-    OPERATIONS,
     PARTITION_PATH,
     PARTITIONS_TO_DELETE,
     RECORD_KEY,
@@ -56,11 +60,11 @@ from hudi_md.write.config import (
 if TYPE_CHECKING:
     from hudi_md.table.state import TableState
 
-OPERATION = "hoodie.datasource.write.operation"
-SQL_INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
-OVERWRITE_MODE = "hoodie.datasource.overwrite.mode"
-STATIC_OVERWRITE_PARTITIONS = "hoodie.static.overwrite.partition.paths"
-DATASOURCE_TABLE_NAME = "hoodie.datasource.write.table.name"
+OPERATION = W.OPERATION.key
+SQL_INSERT_INTO_OPERATION = SP.SQL_INSERT_INTO_OPERATION.key
+OVERWRITE_MODE = SP.OVERWRITE_MODE.key
+STATIC_OVERWRITE_PARTITIONS = W.STATIC_OVERWRITE_PARTITIONS.key
+DATASOURCE_TABLE_NAME = SP.DATASOURCE_TABLE_NAME.key
 DELETE_OPERATIONS = ("delete", "delete_partition")
 # Apache Hudi's streaming sink records each micro-batch's id under this commit metadata key.
 SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
@@ -140,11 +144,13 @@ def resolve(request: WriteRequest, table: TableState | None) -> ResolvedWrite:
     if request.sql is not None:
         return _resolve_sql(request, request.sql, table)
     opts = dict(request.options)
-    if not opts.get(TABLE_NAME) and opts.get(DATASOURCE_TABLE_NAME):
-        opts[TABLE_NAME] = opts[DATASOURCE_TABLE_NAME]
-    if request.partition_columns and not opts.get(PARTITION_PATH):
+    check_options(opts)
+    datasource_table_name = SP.DATASOURCE_TABLE_NAME.get(opts)
+    if not T.TABLE_NAME.is_set(opts) and datasource_table_name:
+        opts[TABLE_NAME] = datasource_table_name
+    if request.partition_columns and not W.PARTITION_PATH.is_set(opts):
         opts[PARTITION_PATH] = ",".join(request.partition_columns)
-    configured = _operation(opts, OPERATION)
+    configured = _operation(opts, W.OPERATION)
     if table is not None and configured not in DELETE_OPERATIONS and _batch_committed(table, opts):
         return ResolvedWrite(None, opts)
     mode = request.save_mode
@@ -171,7 +177,7 @@ def _batch_committed(table: TableState, opts: Mapping[str, str]) -> bool:
     "<application>-<query>"}``, as Apache Hudi's sink records it) is in the table already: the
     newest completed commit that records a sink checkpoint holds this batch id or a later one
     (Spark replays the last batch after a restart that lost its own record of the commit)."""
-    incoming = opts.get(SINK_CHECKPOINT_KEY)
+    incoming = opts.get(SINK_CHECKPOINT_KEY)  # commit metadata (the "_" prefix), not a hoodie key
     if not incoming:
         return False
     try:
@@ -197,6 +203,7 @@ def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | Non
     opts = {k: v for k, v in sql.table_properties.items() if k.startswith("hoodie.")}
     opts.update(request.options)
     opts.update(sql.session_options)
+    check_options(opts)
     if sql.command != P.SQL_INSERT and table is None:
         raise TableNotFoundError(f"{request.path}: no Hudi table to {sql.command.replace('_', ' ')}")
     if table is None:
@@ -205,12 +212,12 @@ def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | Non
         if sql.partition_columns:
             opts.setdefault(PARTITION_PATH, ",".join(sql.partition_columns))
             opts.setdefault(HIVE_STYLE, "true")  # Hudi's Spark SQL default for the tables it creates
-        if not opts.get(RECORD_KEY):
+        if not W.RECORD_KEY.is_set(opts):
             raise InvalidOptionError(
                 f"{sql.database}.{sql.table}: a new Hudi table needs a record key: "
                 f"TBLPROPERTIES (primaryKey = '<column>') or {RECORD_KEY}"
             )
-    configured = _operation(opts, OPERATION)
+    configured = _operation(opts, W.OPERATION)
     if sql.command == P.SQL_DELETE:
         opts[OPERATION] = "delete"
         return ResolvedWrite("delete", opts)
@@ -228,8 +235,8 @@ def _resolve_sql(request: WriteRequest, sql: SqlCommand, table: TableState | Non
                 opts[STATIC_OVERWRITE_PARTITIONS] = ",".join(static)
     elif configured:
         operation = configured
-    elif opts.get(SQL_INSERT_INTO_OPERATION):
-        operation = _operation(opts, SQL_INSERT_INTO_OPERATION) or "insert"
+    elif SP.SQL_INSERT_INTO_OPERATION.is_set(opts):
+        operation = SP.SQL_INSERT_INTO_OPERATION.get(opts)
     else:
         # Apache Hudi 1.x's default (hoodie.spark.sql.insert.into.operation=insert): keys the
         # table holds already are inserted again, not updated
@@ -243,11 +250,7 @@ def _overwrite_operation(opts: Mapping[str, str], sql: SqlCommand, configured: s
     (a non-overwrite operation in the options does not turn INSERT OVERWRITE into an append)."""
     if configured in ("insert_overwrite", "insert_overwrite_table"):
         return configured
-    raw_mode = opts.get(OVERWRITE_MODE) or sql.overwrite_mode
-    mode = raw_mode.strip().upper()
-    if mode not in ("STATIC", "DYNAMIC"):
-        key = OVERWRITE_MODE if opts.get(OVERWRITE_MODE) else "spark.sql.sources.partitionOverwriteMode"
-        raise InvalidOptionError(f"{key} must be STATIC or DYNAMIC, got {raw_mode!r}")
+    mode = _overwrite_mode(opts, sql)
     static_values = [v for v in sql.partition_spec.values() if v is not None]
     if not sql.partition_columns or (mode == "STATIC" and not static_values):
         return "insert_overwrite_table"
@@ -279,7 +282,7 @@ def _drop_partitions(sql: SqlCommand, table: TableState, opts: dict[str, str]) -
 def _static_partitions(sql: SqlCommand, table: TableState, opts: Mapping[str, str]) -> list[str] | None:
     """The existing partitions a static INSERT OVERWRITE replaces: those whose values equal the
     PARTITION (...) values (None in dynamic mode, where the partitions written are replaced)."""
-    mode = (opts.get(OVERWRITE_MODE) or sql.overwrite_mode).strip().upper()
+    mode = _overwrite_mode(opts, sql)
     static = {k: v for k, v in sql.partition_spec.items() if v is not None}
     if mode != "STATIC" or not static:
         return None
@@ -314,14 +317,23 @@ def _matching_partitions(table: TableState, static: Mapping[str, str], what: str
     return sorted(matched)
 
 
-def _operation(opts: Mapping[str, str], key: str) -> str | None:
-    raw = (opts.get(key) or "").strip()
-    if not raw:
-        return None
-    op = raw.lower()
-    if op not in OPERATIONS:
-        raise InvalidOptionError(f"{key} must be one of {', '.join(OPERATIONS)}, got {raw!r}")
-    return op
+def _operation(opts: Mapping[str, str], option: ConfigOption[str]) -> str | None:
+    """The operation ``option`` names (checked), None when it is not set."""
+    return option.get(opts, None)
+
+
+def _overwrite_mode(opts: Mapping[str, str], sql: SqlCommand) -> str:
+    """INSERT OVERWRITE's mode: ``hoodie.datasource.overwrite.mode``, else Spark's
+    ``spark.sql.sources.partitionOverwriteMode`` (the session's, which the shim sends)."""
+    mode = SP.OVERWRITE_MODE.get(opts)
+    if mode is not None:
+        return mode
+    mode = sql.overwrite_mode.strip().upper()
+    if mode not in ("STATIC", "DYNAMIC"):
+        raise InvalidOptionError(
+            f"spark.sql.sources.partitionOverwriteMode must be STATIC or DYNAMIC, got {sql.overwrite_mode!r}"
+        )
+    return mode
 
 
 def _str_map(value: object) -> dict[str, str]:

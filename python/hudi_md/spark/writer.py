@@ -6,9 +6,8 @@ statistics that come back.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,13 +28,16 @@ from hudi_md.write.file_groups import (
     WriteContext,
     new_file_id,
 )
-from hudi_md.write.tagging import overwrite_scope, records_per_file, replaced_file_groups, update_task
+from hudi_md.write.result import WriteResult
+from hudi_md.write.small_files import SIZED_OPERATIONS, InsertPlan, plan_inserts
+from hudi_md.write.tagging import overwrite_scope, records_per_file, replaced_file_groups, small_file_task
 from hudi_md.write.writer import CommitResult, HudiWriter, WriteSession
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from hudi_md.table.fs_view import FileSlice
+    from hudi_md.table.state import TableState
 
 FID_COLUMN = "_hoodie_md_fid"
 SEQ_COLUMN = "_hoodie_md_seq"
@@ -183,7 +185,7 @@ def _read_keys(uri: str, storage_options: dict[str, Any], *, routing: bool = Fal
         from hudi_md.api import open_table
         from hudi_md.read.slice_reader import SliceRowReader
 
-        table = open_table(uri, storage_options)
+        table = open_table(uri, storage_options).state
         view = table.file_system_view()
         reader = SliceRowReader(table)
         for b in batches:
@@ -205,20 +207,39 @@ def _read_keys(uri: str, storage_options: dict[str, Any], *, routing: bool = Fal
     return fn
 
 
-def _assign_inserts(new_fids: Mapping[str, list[str]]):
-    import zlib
+Buckets = Mapping[str, list[tuple[str, int]]]
+
+
+def _assign_inserts(buckets: Buckets, offsets: Mapping[tuple[int, str], int]):
+    """Each new record (no file group, op ``U``) to its partition's buckets ``(file id, records)``,
+    filled in order: the task's new records of a partition are the numbers ``offsets[(Spark
+    partition, partition)]`` on (:func:`_insert_offsets`), so every bucket takes exactly its
+    records, whichever task holds them."""
+    import bisect
+    import itertools
+
+    from pyspark import TaskContext
+
+    ends = {p: list(itertools.accumulate(n for _, n in choices)) for p, choices in buckets.items()}
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        context = TaskContext.get()
+        task = context.partitionId() if context is not None else 0
+        seen: dict[str, int] = {}
         for b in batches:
             fids = b.column(b.schema.get_field_index(FID_COLUMN)).to_pylist()
-            keys = b.column(b.schema.get_field_index(KEY)).to_pylist()
             parts = b.column(b.schema.get_field_index(PART)).to_pylist()
             ops = b.column(b.schema.get_field_index(OP_COLUMN)).to_pylist()
             out = []
-            for fid, k, p, op in zip(fids, keys, parts, ops, strict=True):
+            for fid, p, op in zip(fids, parts, ops, strict=True):
                 if fid is None and op == "U":
-                    choices = new_fids[p]
-                    fid = choices[zlib.crc32(k.encode("utf-8")) % len(choices)]
+                    choices = buckets[p]  # a KeyError, not a lost record, if the counts were wrong
+                    if len(choices) == 1:
+                        fid = choices[0][0]
+                    else:
+                        at = offsets.get((task, p), 0) + seen.get(p, 0)
+                        seen[p] = seen.get(p, 0) + 1
+                        fid = choices[min(bisect.bisect_right(ends[p], at), len(choices) - 1)][0]
                 out.append(fid)
             i = b.schema.get_field_index(FID_COLUMN)
             cols = list(b.columns)
@@ -226,6 +247,44 @@ def _assign_inserts(new_fids: Mapping[str, list[str]]):
             yield pa.RecordBatch.from_arrays(cols, b.schema.names)
 
     return fn
+
+
+def _insert_offsets(tagged: Any, partitions: set[str]) -> dict[tuple[int, str], int]:
+    """Where each Spark partition's new records of each of ``partitions`` start in that
+    partition's order of new records (Spark partition by Spark partition): one counting job."""
+    if not partitions:
+        return {}
+    import pyarrow.compute as pc
+
+    def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        task = context.partitionId() if context is not None else 0
+        totals: dict[str, int] = {}
+        for b in batches:
+            t = pa.Table.from_batches([b])
+            new = pc.and_(pc.is_null(t.column(FID_COLUMN)), pc.equal(t.column(OP_COLUMN), "U"))
+            wanted = pc.is_in(t.column(PART), value_set=pa.array(sorted(partitions), pa.string()))
+            for p in t.filter(pc.and_(new, wanted)).column(PART).to_pylist():
+                totals[p] = totals.get(p, 0) + 1
+        if totals:
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array([task] * len(totals), pa.int32()),
+                    pa.array(list(totals), pa.string()),
+                    pa.array(list(totals.values()), pa.int64()),
+                ],
+                ["task", "p", "n"],
+            )
+
+    found = sorted(tuple(r) for r in tagged.mapInArrow(count, "task int, p string, n long").collect())
+    offsets: dict[tuple[int, str], int] = {}
+    running: dict[str, int] = {}
+    for task, p, n in found:
+        offsets[(task, p)] = running.get(p, 0)
+        running[p] = running.get(p, 0) + n
+    return offsets
 
 
 @dataclass(frozen=True)
@@ -236,31 +295,44 @@ class _Measure:
     rows_by_partition: dict[str, int]
     rows: int
     average_row_bytes: int
+    # the rows that are records (op U, not deletes): an untagged write's new records
+    records_by_partition: dict[str, int] = field(default_factory=dict)
 
 
 def _measure(keyed: Any) -> _Measure:
     def measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
         for b in batches:
             if not b.num_rows:
                 continue
-            counts = pa.Table.from_batches([b]).group_by(PART).aggregate([([], "count_all")]).combine_chunks()
+            t = pa.Table.from_batches([b])
+            records = pc.cast(pc.equal(t.column(OP_COLUMN), "U"), pa.int64())
+            counts = (
+                t.append_column("_u", records)
+                .group_by(PART)
+                .aggregate([([], "count_all"), ("_u", "sum")])
+                .combine_chunks()
+            )
             size = [0] * counts.num_rows
             size[0] = b.nbytes  # the batch's size once, on its first partition's row
-            columns = [counts.column(PART).chunk(0), counts.column("count_all").chunk(0)]
-            yield pa.RecordBatch.from_arrays([*columns, pa.array(size, pa.int64())], ["p", "rows", "bytes"])
+            columns = [counts.column(c).chunk(0) for c in (PART, "count_all", "_u_sum")]
+            yield pa.RecordBatch.from_arrays(
+                [*columns, pa.array(size, pa.int64())], ["p", "rows", "records", "bytes"]
+            )
 
     from pyspark.sql import functions as F
 
     found = (
-        keyed.mapInArrow(measure, "p string, rows long, bytes long")
+        keyed.mapInArrow(measure, "p string, rows long, records long, bytes long")
         .groupBy("p")
-        .agg(F.sum("rows").alias("rows"), F.sum("bytes").alias("bytes"))
+        .agg(F.sum("rows").alias("rows"), F.sum("records").alias("records"), F.sum("bytes").alias("bytes"))
         .collect()
     )
     rows_by_partition = {r[0]: int(r[1]) for r in found}
     rows = sum(rows_by_partition.values())
-    size = sum(int(r[2]) for r in found)
-    return _Measure(rows_by_partition, rows, size // max(1, rows))
+    size = sum(int(r[3]) for r in found)
+    return _Measure(rows_by_partition, rows, size // max(1, rows), {r[0]: int(r[2]) for r in found})
 
 
 def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTask]):
@@ -289,7 +361,11 @@ def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTa
     return fn
 
 
-def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping[str, Any] | None) -> str:
+def write_dataframe(
+    df: DataFrame, uri: str, *, operation: str, options: Mapping[str, Any] | None
+) -> WriteResult:
+    """``hudi_md.write`` of a PySpark DataFrame: the executors write the files, this process (the
+    driver) commits; returns what the commit recorded."""
     from hudi_md.errors import InvalidOptionError
     from hudi_md.spark.arrow_types import spark_schema_to_arrow
     from hudi_md.write.config import OPERATIONS
@@ -343,7 +419,7 @@ def write_dataframe(df: DataFrame, uri: str, *, operation: str, options: Mapping
         writer.abandon_write(session)
         raise
     writer.end_write(session, commit)
-    return commit.instant
+    return commit.write_result
 
 
 def _keyed(
@@ -411,8 +487,7 @@ def _write_started(
         else {}
     )
     tagged, looked_up = _tag(keyed, session, uri, storage_options, latest, has_commits)
-    per_file = records_per_file(cfg, measured.average_row_bytes)
-    assigned, tasks = _assign_file_groups(tagged, looked_up, latest, per_file, measured, operation, keyed)
+    assigned, tasks = _assign_file_groups(tagged, looked_up, latest, measured, session, state, keyed)
     rows = measured.rows if operation == "delete_partition" else len(partitions)
     scope = overwrite_scope(cfg, operation, partitions, rows)
     replaced = replaced_file_groups(state, operation, scope) if has_commits else {}
@@ -478,52 +553,55 @@ def _assign_file_groups(
     tagged: DataFrame,
     looked_up: bool,
     latest: Mapping[tuple[str, str], FileSlice],
-    per_file: int,
     measured: _Measure,
-    operation: str,
+    session: WriteSession,
+    state: TableState,
     keyed: DataFrame,
 ) -> tuple[DataFrame, dict[tuple[str, str], FileGroupTask]]:
-    """New keys spread over new file groups of ``per_file`` records each; the task of every file
-    group written (an update of its latest slice, or an insert).
+    """New keys to their file groups, as the local writer plans them (small files first, then
+    new file groups: :func:`hudi_md.write.small_files.plan_inserts`; bulk_insert: new file
+    groups of :func:`~hudi_md.write.tagging.records_per_file` records); the task of every file
+    group written (an update of its latest slice, a small file taking new records, or an insert).
 
     The groups come from one count of the tagged rows by partition, file group and operation (no
-    count at all when no key was looked up: every row is then a new key of its partition). Where a
-    partition's new keys need more than one new group, which of those the keys' hashes leave
-    empty is only known from the rows: then the groups are found by a pass over the assigned ones."""
-    from pyspark.sql import functions as F
-
+    count at all when no key was looked up: the measured records are then the new keys). Where a
+    partition's new keys go to more than one group, one more job counts them per Spark partition
+    so that each group takes exactly its planned records."""
+    cfg, operation = session.cfg, session.operation
     existing: set[tuple[str, str]] = set()
+    counts: dict[str, int] = {}
     if looked_up:
         tagged = tagged.persist()
-        counts: dict[str, int] = {}
         for p, fid, op, n in tagged.groupBy(PART, FID_COLUMN, OP_COLUMN).count().collect():
             if fid is not None:
                 existing.add((p, fid))
             elif op == "U":
                 counts[p] = counts.get(p, 0) + int(n)
         keyed.unpersist()  # tagged holds the rows now
-    else:
-        counts = {} if operation == "delete" else dict(measured.rows_by_partition)
-    new_fids = {p: [new_file_id() for _ in range(max(1, math.ceil(c / per_file)))] for p, c in counts.items()}
-    assigned = tagged.mapInArrow(_assign_inserts(new_fids), tagged.schema)
-    if all(len(fids) == 1 for fids in new_fids.values()):
-        specs = sorted(existing | {(p, fids[0]) for p, fids in new_fids.items()})
-    else:
-        assigned = assigned.persist()
-        specs = sorted(
-            {
-                (r[0], r[1])
-                for r in assigned.select(PART, FID_COLUMN)
-                .where(F.col(FID_COLUMN).isNotNull())
-                .distinct()
-                .collect()
-            }
+    elif operation != "delete":
+        counts = {p: n for p, n in measured.records_by_partition.items() if n}
+    plan = InsertPlan()
+    if operation in SIZED_OPERATIONS:
+        plan = plan_inserts(
+            cfg.max_file_size, cfg.sizing, state, operation, counts, list(latest.values()), is_mor=cfg.is_mor
         )
+        buckets = {p: [(b.file_id, b.records) for b in bs] for p, bs in plan.buckets.items()}
+    else:
+        per_file = records_per_file(cfg, measured.average_row_bytes)
+        buckets = {
+            p: [(new_file_id(), min(per_file, c - start)) for start in range(0, c, per_file)]
+            for p, c in counts.items()
+        }
+    offsets = _insert_offsets(tagged, {p for p, choices in buckets.items() if len(choices) > 1})
+    assigned = tagged.mapInArrow(_assign_inserts(buckets, offsets), tagged.schema)
+    specs = sorted(existing | {(p, fid) for p, choices in buckets.items() for fid, _ in choices})
     tasks: dict[tuple[str, str], FileGroupTask] = {}
     for i, (p, fid) in enumerate(specs):
         s = latest.get((p, fid))
         tasks[(p, fid)] = (
-            FileGroupTask(p, fid, "insert", token=f"{i}-0-0") if s is None else update_task(s, f"{i}-0-0")
+            FileGroupTask(p, fid, "insert", token=f"{i}-0-0")
+            if s is None
+            else small_file_task(cfg, operation, s, f"{i}-0-0", plan)
         )
     return assigned, tasks
 

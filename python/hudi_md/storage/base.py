@@ -15,8 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 import fsspec
 from fsspec.core import split_protocol, url_to_fs
 
-from hudi_md.errors import HudiMdError, MissingExtraError
-from hudi_md.storage.retry import RetryPolicy, StorageError, is_transient
+from hudi_md.errors import HudiMdError, MissingExtraError, StorageError
+from hudi_md.storage.retry import RetryPolicy, is_transient
 
 
 class SimulatedCrash(BaseException):

@@ -8,7 +8,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from hudi_md.errors import HudiMdError, InvalidOptionError
+from hudi_md.config import storage as S
+
+# StorageError is defined with every other error; named here too, where it was first.
+from hudi_md.errors import InvalidOptionError, StorageError
 
 __all__ = [
     "RETRY_ENABLE",
@@ -20,11 +23,11 @@ __all__ = [
     "is_transient",
 ]
 
-# Hudi's keys for retrying file-system operations (HoodieStorageConfig / FileSystemRetryConfig).
-RETRY_ENABLE = "hoodie.filesystem.operation.retry.enable"
-RETRY_MAX_NUMBERS = "hoodie.filesystem.operation.retry.max_numbers"
-RETRY_INITIAL_INTERVAL_MS = "hoodie.filesystem.operation.retry.initial_interval_ms"
-RETRY_MAX_INTERVAL_MS = "hoodie.filesystem.operation.retry.max_interval_ms"
+# Hudi's keys for retrying file-system operations (FileSystemRetryConfig; hudi_md.config.storage).
+RETRY_ENABLE = S.RETRY_ENABLE.key
+RETRY_MAX_NUMBERS = S.RETRY_MAX_NUMBERS.key
+RETRY_INITIAL_INTERVAL_MS = S.RETRY_INITIAL_INTERVAL_MS.key
+RETRY_MAX_INTERVAL_MS = S.RETRY_MAX_INTERVAL_MS.key
 
 # Markers of failures worth retrying, as object-store clients word them (S3 503 SlowDown, 500
 # InternalError, throttling, request timeouts, dropped connections).
@@ -63,19 +66,6 @@ _TRANSIENT_ERRNOS = frozenset(
 )
 
 
-class StorageError(HudiMdError, OSError):
-    """A storage request failed: ``op`` on ``url``, after ``attempts`` tries; ``transient`` says
-    whether the last failure looked temporary (the request was retried until the policy ran out)."""
-
-    def __init__(self, op: str, url: str, cause: BaseException, *, transient: bool, attempts: int) -> None:
-        kind = "transient failure, retries exhausted" if transient else "failed"
-        super().__init__(f"{op} {url}: {kind} after {attempts} attempt(s): {type(cause).__name__}: {cause}")
-        self.op = op
-        self.url = url
-        self.transient = transient
-        self.attempts = attempts
-
-
 def is_transient(exc: BaseException) -> bool:
     """Whether a storage failure may succeed when the same request is sent again."""
     if isinstance(
@@ -102,15 +92,13 @@ class RetryPolicy:
 
     @classmethod
     def from_options(cls, options: dict[str, Any], *, remote: bool) -> RetryPolicy:
-        enabled = str(options.get(RETRY_ENABLE, "true" if remote else "false")).strip().lower() == "true"
+        # every key read (and so checked) whether or not retries are on
+        enabled = S.RETRY_ENABLE.get(options, remote)
+        retries = S.RETRY_MAX_NUMBERS.get(options)
+        initial = S.RETRY_INITIAL_INTERVAL_MS.get(options) / 1000
+        ceiling = S.RETRY_MAX_INTERVAL_MS.get(options) / 1000
         if not enabled:
             return cls(attempts=1)
-        try:
-            retries = int(options.get(RETRY_MAX_NUMBERS, 4))
-            initial = float(options.get(RETRY_INITIAL_INTERVAL_MS, 100)) / 1000
-            ceiling = float(options.get(RETRY_MAX_INTERVAL_MS, 2000)) / 1000
-        except ValueError as e:
-            raise InvalidOptionError(f"{RETRY_MAX_NUMBERS} / *_interval_ms must be numbers: {e}") from None
         if retries < 0 or initial < 0 or ceiling < 0:
             raise InvalidOptionError(f"{RETRY_MAX_NUMBERS} and the retry intervals must not be negative")
         return cls(attempts=retries + 1, initial_s=initial, max_s=ceiling)

@@ -25,11 +25,12 @@ from typing import Protocol, runtime_checkable
 
 import xxhash
 
+from hudi_md.config import storage as S
 from hudi_md.errors import InvalidOptionError
 
-STORAGE_PATH = "hoodie.storage.path"
-STRATEGY_CLASS = "hoodie.storage.strategy.class"
-PREFIX_COUNT = "hoodie.storage.strategy.prefix.count"
+STORAGE_PATH = S.STORAGE_PATH.key
+STRATEGY_CLASS = S.STRATEGY_CLASS.key
+PREFIX_COUNT = S.PREFIX_COUNT.key
 # The keys a table's layout is made of, persisted in hoodie.properties at creation.
 LAYOUT_KEYS = (STORAGE_PATH, STRATEGY_CLASS, PREFIX_COUNT)
 
@@ -75,14 +76,10 @@ class ObjectStoreStorageStrategy:
         if not table_name:
             raise InvalidOptionError("the object-store storage strategy needs hoodie.table.name")
         self.table_name = table_name
-        raw = (properties or {}).get(PREFIX_COUNT) or "0"
-        try:
-            self.prefix_count = int(raw)
-        except ValueError:
-            self.prefix_count = -1
+        self.prefix_count = S.PREFIX_COUNT.get(properties or {})
         if self.prefix_count < 0 or self.prefix_count == 1 or self.prefix_count > 1 << 32:
-            raise InvalidOptionError(
-                f"{PREFIX_COUNT} must be 0 (every 32-bit hash its own prefix) or 2..{1 << 32}, got {raw!r}"
+            raise S.PREFIX_COUNT.invalid(
+                self.prefix_count, f"must be 0 (every 32-bit hash its own prefix) or 2..{1 << 32}"
             )
         self._width = len(f"{self.prefix_count - 1:x}") if self.prefix_count else 8
 

@@ -114,9 +114,7 @@ def history_path_of(storage: Storage) -> str:
         config = TableConfig.load(storage)
     except Exception:
         return HISTORY_PATH  # a table without readable properties uses the defaults
-    timeline = config.get("hoodie.timeline.path") or "timeline"
-    history = config.get("hoodie.timeline.history.path") or "history"
-    return f".hoodie/{timeline}/{history}"
+    return f".hoodie/{config.timeline_folder}/{config.timeline_history_path}"
 
 
 # --- manifests ---------------------------------------------------------------------------------------

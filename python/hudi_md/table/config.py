@@ -7,42 +7,49 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from hudi_md.config import table as T
+from hudi_md.config.option import ConfigOption
 from hudi_md.errors import TableConfigError, TableNotFoundError
 from hudi_md.storage import Storage
 
 PROPERTIES_FILE = ".hoodie/hoodie.properties"
 PROPERTIES_BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 
-# Keys, as Hudi spells them. Defaults follow Hudi 1.x.
-TABLE_NAME = "hoodie.table.name"
-DATABASE_NAME = "hoodie.database.name"
-TABLE_TYPE = "hoodie.table.type"
-TABLE_VERSION = "hoodie.table.version"
-INITIAL_VERSION = "hoodie.table.initial.version"
-RECORD_KEY_FIELDS = "hoodie.table.recordkey.fields"
-PARTITION_FIELDS = "hoodie.table.partition.fields"
-PRECOMBINE_FIELD = "hoodie.table.precombine.field"
-ORDERING_FIELDS = "hoodie.table.ordering.fields"
-KEYGEN_CLASS = "hoodie.table.keygenerator.class"
-KEYGEN_TYPE = "hoodie.table.keygenerator.type"
-HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
-URL_ENCODE_PARTITIONING = "hoodie.datasource.write.partitionpath.urlencode"
-DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
-BASE_FILE_FORMAT = "hoodie.table.base.file.format"
-TIMELINE_LAYOUT_VERSION = "hoodie.timeline.layout.version"
-TIMELINE_PATH = "hoodie.timeline.path"
-TIMELINE_HISTORY_PATH = "hoodie.timeline.history.path"
-ARCHIVELOG_FOLDER = "hoodie.archivelog.folder"
-METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
-METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
-RECORD_MERGE_MODE = "hoodie.record.merge.mode"
-PAYLOAD_CLASS = "hoodie.compaction.payload.class"
-LEGACY_PAYLOAD_CLASS = "hoodie.table.legacy.payload.class"
-POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
-CREATE_SCHEMA = "hoodie.table.create.schema"
-TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
-CDC_ENABLED = "hoodie.table.cdc.enabled"
-CHECKSUM = "hoodie.table.checksum"
+# The keys (hudi_md.config.table declares them; their defaults are Hudi 1.x's). The file is read
+# with Hudi's own leniency (a boolean is true when it says "true"), not as the options are.
+TABLE_NAME = T.TABLE_NAME.key
+DATABASE_NAME = T.DATABASE_NAME.key
+TABLE_TYPE = T.TABLE_TYPE.key
+TABLE_VERSION = T.TABLE_VERSION.key
+INITIAL_VERSION = T.INITIAL_VERSION.key
+RECORD_KEY_FIELDS = T.RECORD_KEY_FIELDS.key
+PARTITION_FIELDS = T.PARTITION_FIELDS.key
+PRECOMBINE_FIELD = T.PRECOMBINE_FIELD.key
+ORDERING_FIELDS = T.ORDERING_FIELDS.key
+KEYGEN_CLASS = T.KEYGEN_CLASS.key
+KEYGEN_TYPE = T.KEYGEN_TYPE.key
+HIVE_STYLE_PARTITIONING = T.HIVE_STYLE_PARTITIONING.key
+URL_ENCODE_PARTITIONING = T.URL_ENCODE_PARTITIONING.key
+DROP_PARTITION_COLUMNS = T.DROP_PARTITION_COLUMNS.key
+BASE_FILE_FORMAT = T.BASE_FILE_FORMAT.key
+TIMELINE_LAYOUT_VERSION = T.TIMELINE_LAYOUT_VERSION.key
+TIMELINE_PATH = T.TIMELINE_PATH.key
+TIMELINE_HISTORY_PATH = T.TIMELINE_HISTORY_PATH.key
+ARCHIVELOG_FOLDER = T.ARCHIVELOG_FOLDER.key
+METADATA_PARTITIONS = T.METADATA_PARTITIONS.key
+METADATA_PARTITIONS_INFLIGHT = T.METADATA_PARTITIONS_INFLIGHT.key
+RECORD_MERGE_MODE = T.RECORD_MERGE_MODE.key
+PAYLOAD_CLASS = T.PAYLOAD_CLASS.key
+LEGACY_PAYLOAD_CLASS = T.LEGACY_PAYLOAD_CLASS.key
+MERGE_STRATEGY_ID = T.MERGE_STRATEGY_ID.key
+PARTIAL_UPDATE_MODE = T.PARTIAL_UPDATE_MODE.key
+POPULATE_META_FIELDS = T.POPULATE_META_FIELDS.key
+CREATE_SCHEMA = T.CREATE_SCHEMA.key
+TIMELINE_TIMEZONE = T.TIMELINE_TIMEZONE.key
+CDC_ENABLED = T.CDC_ENABLED.key
+CHECKSUM = T.CHECKSUM.key
+TABLE_FORMAT = T.TABLE_FORMAT.key
+INDEX_DEFS_PATH = T.INDEX_DEFS_PATH.key
 
 SUPPORTED_VERSIONS = (6, 8, 9)
 
@@ -251,7 +258,7 @@ class TableConfig:
 
     @property
     def table_type(self) -> str:
-        return self.props.get(TABLE_TYPE, "COPY_ON_WRITE")
+        return self.props.get(TABLE_TYPE, T.TABLE_TYPE.default)
 
     @property
     def is_mor(self) -> bool:
@@ -262,9 +269,14 @@ class TableConfig:
         return self.get_list(RECORD_KEY_FIELDS)
 
     @property
+    def partition_specs(self) -> list[str]:
+        """The partition fields as stored (v8+ CustomKeyGenerator's `field:TYPE` included)."""
+        return self.get_list(PARTITION_FIELDS)
+
+    @property
     def partition_fields(self) -> list[str]:
         # v8+ CustomKeyGenerator stores `field:TYPE`; the type is not part of the column name.
-        return [f.split(":", 1)[0] for f in self.get_list(PARTITION_FIELDS)]
+        return [f.split(":", 1)[0] for f in self.partition_specs]
 
     @property
     def ordering_fields(self) -> list[str]:
@@ -295,19 +307,19 @@ class TableConfig:
 
     @property
     def hive_style_partitioning(self) -> bool:
-        return self.get_bool(HIVE_STYLE_PARTITIONING, False)
+        return self.get_bool(HIVE_STYLE_PARTITIONING, T.HIVE_STYLE_PARTITIONING.default)
 
     @property
     def url_encode_partitioning(self) -> bool:
-        return self.get_bool(URL_ENCODE_PARTITIONING, False)
+        return self.get_bool(URL_ENCODE_PARTITIONING, T.URL_ENCODE_PARTITIONING.default)
 
     @property
     def drop_partition_columns(self) -> bool:
-        return self.get_bool(DROP_PARTITION_COLUMNS, False)
+        return self.get_bool(DROP_PARTITION_COLUMNS, T.DROP_PARTITION_COLUMNS.default)
 
     @property
     def base_file_format(self) -> str:
-        return self.props.get(BASE_FILE_FORMAT, "PARQUET").upper()
+        return self.props.get(BASE_FILE_FORMAT, T.BASE_FILE_FORMAT.default).upper()
 
     @property
     def timeline_layout_version(self) -> int:
@@ -320,8 +332,23 @@ class TableConfig:
     def timeline_path(self) -> str:
         """Folder of the active timeline, relative to the table base path."""
         if self.timeline_layout_version >= 2 and self.table_version >= 8:
-            return ".hoodie/" + self.props.get(TIMELINE_PATH, "timeline")
+            return ".hoodie/" + self.timeline_folder
         return ".hoodie"
+
+    @property
+    def timeline_folder(self) -> str:
+        """``hoodie.timeline.path``: the active timeline's folder under ``.hoodie`` (v8+)."""
+        return self.props.get(TIMELINE_PATH) or T.TIMELINE_PATH.default
+
+    @property
+    def timeline_history_path(self) -> str:
+        """Folder of the archived (LSM) timeline, relative to :attr:`timeline_path` (v8+)."""
+        return self.props.get(TIMELINE_HISTORY_PATH) or T.TIMELINE_HISTORY_PATH.default
+
+    @property
+    def archivelog_folder(self) -> str:
+        """Folder of the archived timeline under ``.hoodie`` (tables before version 8)."""
+        return self.props.get(ARCHIVELOG_FOLDER) or T.ARCHIVELOG_FOLDER.default
 
     @property
     def metadata_partitions(self) -> list[str]:
@@ -344,8 +371,36 @@ class TableConfig:
         return "EVENT_TIME_ORDERING" if self.ordering_fields else "COMMIT_TIME_ORDERING"
 
     @property
+    def stored_record_merge_mode(self) -> str | None:
+        """``hoodie.record.merge.mode`` as stored (None: not stored; see :attr:`record_merge_mode`)."""
+        return self.props.get(RECORD_MERGE_MODE) or None
+
+    @property
+    def payload_class(self) -> str | None:
+        """The record payload class (``hoodie.compaction.payload.class``, else the legacy one)."""
+        return self.props.get(PAYLOAD_CLASS) or self.props.get(LEGACY_PAYLOAD_CLASS) or None
+
+    @property
+    def merge_strategy_id(self) -> str | None:
+        """The record merger's strategy id (its v6 key, ``hoodie.compaction.record.merger.strategy``,
+        too)."""
+        return next((self.props[k] for k in T.MERGE_STRATEGY_ID.keys if self.props.get(k)), None)
+
+    @property
+    def partial_update_mode(self) -> str | None:
+        return self.props.get(PARTIAL_UPDATE_MODE) or None
+
+    def merge_property(self, option: ConfigOption[str | None]) -> str | None:
+        """A merge property (the custom delete marker's field and value): stored under its key, or
+        (v9) under ``hoodie.record.merge.property.<key>``."""
+        for key in (option.key, T.MERGE_PROPERTY_PREFIX + option.key):
+            if self.props.get(key):
+                return self.props[key]
+        return None
+
+    @property
     def populate_meta_fields(self) -> bool:
-        return self.get_bool(POPULATE_META_FIELDS, True)
+        return self.get_bool(POPULATE_META_FIELDS, T.POPULATE_META_FIELDS.default)
 
     @property
     def create_schema(self) -> str | None:
@@ -353,11 +408,11 @@ class TableConfig:
 
     @property
     def timeline_timezone(self) -> str:
-        return self.props.get(TIMELINE_TIMEZONE, "LOCAL")
+        return self.props.get(TIMELINE_TIMEZONE, T.TIMELINE_TIMEZONE.default)
 
     @property
     def cdc_enabled(self) -> bool:
-        return self.get_bool(CDC_ENABLED, False)
+        return self.get_bool(CDC_ENABLED, T.CDC_ENABLED.default)
 
     def to_dict(self) -> dict[str, str]:
         return dict(self.props)

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from hudi_md.errors import InvalidOptionError, MetadataTableError
+from hudi_md.config import storage as S
+from hudi_md.config import table as T
+from hudi_md.errors import InvalidOptionError
+
+# defined with every other error; named here too, where they were first
+from hudi_md.errors import MetadataRequiredError as MetadataRequiredError
+from hudi_md.errors import StorageLayoutError as StorageLayoutError
 from hudi_md.storage import Storage
 from hudi_md.storage.federated import FederatedStorage, Locator
 from hudi_md.storage.strategy import (
     DEFAULT_STRATEGY,
-    LAYOUT_KEYS,
     PREFIX_COUNT,
     STORAGE_PATH,
     STRATEGY_CLASS,
@@ -32,27 +37,18 @@ from hudi_md.table.config import TableConfig
 from hudi_md.table.filenames import parse_data_file
 from hudi_md.table.listing import PARTITION_METAFILE_PREFIX, FileEntry, StorageListing
 
-TABLE_NAME = "hoodie.table.name"
+TABLE_NAME = T.TABLE_NAME.key
+_LAYOUT_OPTIONS = (S.STORAGE_PATH, S.STRATEGY_CLASS, S.PREFIX_COUNT)
 # Where the request counters put a federated table's data files (beside the table path's paths).
 STORAGE_PATH_COUNTER = "@storage-path"
 
 
-class StorageLayoutError(InvalidOptionError):
-    """A table's storage layout cannot be what was asked: a table cannot switch its storage
-    strategy or storage path after creation (its files would not be where the layout says)."""
-
-
-class MetadataRequiredError(MetadataTableError):
-    """A table whose data files a federated storage strategy spreads over the storage path can only
-    be listed through its metadata table: reading it with ``hoodie.metadata.enable=false``, or
-    without a readable MDT, would find no data file under the table path."""
-
-
 def layout_properties(props: Mapping[str, str]) -> dict[str, str]:
     """The layout keys among ``props`` (with the strategy's import path)."""
-    out = {k: str(props[k]) for k in LAYOUT_KEYS if props.get(k)}
-    if STRATEGY_CLASS in out:
-        out[STRATEGY_CLASS] = strategy_class_name(out[STRATEGY_CLASS])
+    out = {o.key: str(o.raw(props)) for o in _LAYOUT_OPTIONS if o.is_set(props)}
+    strategy = S.STRATEGY_CLASS.get(props)
+    if strategy:
+        out[STRATEGY_CLASS] = strategy_class_name(strategy)
     return out
 
 
@@ -63,11 +59,11 @@ def layout_of(config: TableConfig) -> dict[str, str]:
 
 
 def strategy_of(props: Mapping[str, str]) -> StorageStrategy:
-    return load_strategy(props.get(STRATEGY_CLASS), str(props.get(TABLE_NAME) or ""), props)
+    return load_strategy(S.STRATEGY_CLASS.get(props), T.TABLE_NAME.get(props) or "", props)
 
 
 def is_federated_table(props: Mapping[str, str]) -> bool:
-    return strategy_class_name(props.get(STRATEGY_CLASS)) != DEFAULT_STRATEGY and is_federated(
+    return strategy_class_name(S.STRATEGY_CLASS.get(props)) != DEFAULT_STRATEGY and is_federated(
         strategy_of(props)
     )
 
@@ -78,10 +74,11 @@ def new_table_layout(options: Mapping[str, str], table_name: str) -> dict[str, s
     props = layout_properties(options)
     if not props:
         return {}
-    strategy = load_strategy(props.get(STRATEGY_CLASS), table_name, {**props, TABLE_NAME: table_name})
-    if is_federated(strategy) and not props.get(STORAGE_PATH):
+    strategy_class = S.STRATEGY_CLASS.get(props)
+    strategy = load_strategy(strategy_class, table_name, {**props, TABLE_NAME: table_name})
+    if is_federated(strategy) and not S.STORAGE_PATH.get(props):
         raise InvalidOptionError(
-            f"{STRATEGY_CLASS}={props.get(STRATEGY_CLASS)} spreads data files under a storage path: set "
+            f"{STRATEGY_CLASS}={strategy_class} spreads data files under a storage path: set "
             f"{STORAGE_PATH} (e.g. s3://bucket/prefix)"
         )
     return props
@@ -122,12 +119,12 @@ def data_file_locator(strategy: StorageStrategy) -> Locator:
 def table_storage(storage: Storage, props: Mapping[str, str]) -> Storage:
     """``storage`` (the table path's) as the table's layout has it: itself for the default layout,
     else a :class:`FederatedStorage` over the table path and the storage path."""
-    if isinstance(storage, FederatedStorage) or not props.get(STRATEGY_CLASS):
+    if isinstance(storage, FederatedStorage) or not S.STRATEGY_CLASS.get(props):
         return storage
     strategy = strategy_of(props)
     if not is_federated(strategy):
         return storage
-    root = props.get(STORAGE_PATH)
+    root = S.STORAGE_PATH.get(props)
     if not root:
         raise InvalidOptionError(f"{storage.uri()}: {STRATEGY_CLASS} is set but {STORAGE_PATH} is not")
     data = Storage(

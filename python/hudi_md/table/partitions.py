@@ -1,5 +1,5 @@
 """Partition paths ↔ partition column values, exactly as Apache Hudi 1.2's key generators write
-them and its readers read them back (README, "Partition paths").
+them and its readers read them back (docs/reference/format-notes.md, "Partition paths").
 
 The rules, each checked against Hudi's own ``SimpleKeyGenerator`` / ``ComplexKeyGenerator`` and
 its Spark reader (``integration/test_partition_values.py``):

@@ -2,8 +2,9 @@
 source (the MDT, or the storage itself), the schema and the file-system view.
 
 Planning, reading, the metadata layer and the writers all take a :class:`TableState`;
-:class:`hudi_md.api.Table` is the user's front object over it (a state plus the user's verbs:
-``plan``, ``file_slices``, ``read``).
+:class:`hudi_md.api.Table` is the user's front object: it holds one (``Table.state``) and shows a
+chosen few of its members beside the user's verbs (``plan``, ``file_slices``, ``read``,
+``read_batches``).
 
 The MDT reader lives a layer above (``hudi_md.metadata``), so a state is given the function that
 opens it (:data:`MetadataOpener`); :func:`hudi_md.metadata.load_table_state` wires the real one in.
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
+from hudi_md.config import metadata as M
+from hudi_md.errors import UnsupportedFeatureError
 from hudi_md.storage import Storage
 from hudi_md.storage.federated import FederatedStorage
 from hudi_md.table.config import SUPPORTED_VERSIONS, TableConfig
@@ -36,7 +38,7 @@ from hudi_md.table.timeline import Timeline
 if TYPE_CHECKING:  # the MDT reader is a layer above; states only hold one
     from hudi_md.metadata.reader import MetadataTable
 
-METADATA_ENABLE = "hoodie.metadata.enable"
+METADATA_ENABLE = M.METADATA_ENABLE.key
 
 MetadataOpener = Callable[["TableState"], "MetadataTable | None"]
 
@@ -138,9 +140,8 @@ class TableState:
         # Without an MDT, a federated table is listed by walking its storage path (MDT builds and
         # the repair tool ask for that); readers get MetadataRequiredError instead.
         self.physical_listing = physical_listing
-        enable = self.options.get(METADATA_ENABLE)
-        if enable is not None and enable.lower() not in ("true", "false"):
-            raise InvalidOptionError(f"{METADATA_ENABLE} must be true or false, got {enable!r}")
+        # None: use the MDT when the table has a readable one; True: it must be used; False: list
+        self.metadata_enabled: bool | None = M.METADATA_ENABLE.get(self.options, None)
         # On an object store the timeline is listed beside the config, at the place tables of
         # version 8 and later keep it; a guess the config does not confirm is listed again.
         guessed: Timeline | None = None
@@ -206,11 +207,10 @@ class TableState:
         """Whether older instants were archived (their metadata is not on the active timeline)."""
         if self._archived is None:
             if self.config.timeline_layout_version >= 2 and self.table_version >= 8:
-                history = self.config.get("hoodie.timeline.history.path") or "history"
-                folder = f"{self.config.timeline_path}/{history}"
+                folder = f"{self.config.timeline_path}/{self.config.timeline_history_path}"
                 self._archived = any(s.name.endswith(".parquet") for s in self.storage.list(folder))
             else:
-                folder = f".hoodie/{self.config.get('hoodie.archivelog.folder') or 'archived'}"
+                folder = f".hoodie/{self.config.archivelog_folder}"
                 self._archived = any(
                     s.name.startswith(".commits_.archive") for s in self.storage.list(folder)
                 )
@@ -253,7 +253,7 @@ class TableState:
 
     @property
     def metadata_forced(self) -> bool:
-        return self.options.get(METADATA_ENABLE, "").lower() == "true"
+        return self.metadata_enabled is True
 
     @property
     def uses_metadata_table(self) -> bool:
@@ -279,7 +279,7 @@ class TableState:
         if self.is_federated and not self.physical_listing:
             if self.metadata_error is not None:
                 raise require_metadata_table(self.storage, f"it cannot be read ({self.metadata_error})")
-            if self.options.get(METADATA_ENABLE, "").lower() == "false":
+            if self.metadata_enabled is False:
                 raise require_metadata_table(self.storage, "hoodie.metadata.enable=false turns it off")
             raise require_metadata_table(self.storage, "it has none (hoodie.table.metadata.partitions)")
         return storage_listing(self.storage, self.config.to_dict())

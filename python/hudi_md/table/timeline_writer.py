@@ -14,9 +14,8 @@ import time
 from datetime import datetime, timezone
 from typing import Protocol
 
-from hudi_md.errors import CommitStateUnknownError
+from hudi_md.errors import CommitStateUnknownError, StorageError
 from hudi_md.storage import Storage
-from hudi_md.storage.retry import StorageError
 from hudi_md.table.timeline import COMMIT, COMPLETES_AS, Instant, State
 
 _clock_lock = threading.Lock()

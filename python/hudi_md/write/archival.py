@@ -46,6 +46,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hudi_md.config import metadata as M
+from hudi_md.config import services as S
 from hudi_md.storage import Storage
 from hudi_md.table.archived import (
     history_path_of,
@@ -95,12 +97,12 @@ class _Raw:
 def instants_to_archive(
     storage: Storage,
     *,
-    keep_min_commits: int = 20,
-    keep_max_commits: int = 30,
-    cleaner_policy: str = "KEEP_LATEST_COMMITS",
-    cleaner_commits_retained: int = 10,
-    compact_max_delta_commits: int = 5,
-    metadata_enabled: bool = True,
+    keep_min_commits: int = S.KEEP_MIN_COMMITS.default,
+    keep_max_commits: int = S.KEEP_MAX_COMMITS.default,
+    cleaner_policy: str = S.CLEANER_POLICY.default,
+    cleaner_commits_retained: int = S.CLEANER_COMMITS_RETAINED.default,
+    compact_max_delta_commits: int = S.COMPACT_INLINE_MAX_DELTA_COMMITS.default,
+    metadata_enabled: bool = M.METADATA_ENABLE.default,
     archive_beyond_savepoint: bool = False,
     timeline_path: str = TIMELINE,
     retain_from: str | None = None,
@@ -369,12 +371,12 @@ def _to_action(group: _Raw) -> ActiveAction:
 def archive(
     storage: Storage,
     *,
-    keep_min_commits: int = 20,
-    keep_max_commits: int = 30,
-    cleaner_policy: str = "KEEP_LATEST_COMMITS",
-    cleaner_commits_retained: int = 10,
-    compact_max_delta_commits: int = 5,
-    metadata_enabled: bool = True,
+    keep_min_commits: int = S.KEEP_MIN_COMMITS.default,
+    keep_max_commits: int = S.KEEP_MAX_COMMITS.default,
+    cleaner_policy: str = S.CLEANER_POLICY.default,
+    cleaner_commits_retained: int = S.CLEANER_COMMITS_RETAINED.default,
+    compact_max_delta_commits: int = S.COMPACT_INLINE_MAX_DELTA_COMMITS.default,
+    metadata_enabled: bool = M.METADATA_ENABLE.default,
     archive_beyond_savepoint: bool = False,
     retain_from: str | None = None,
 ) -> list[Instant]:
@@ -431,9 +433,9 @@ def earliest_instant_for_metadata_archival(
 def archive_metadata_table(
     data_storage: Storage,
     *,
-    keep_min_commits: int = 20,
-    keep_max_commits: int = 30,
-    compact_max_delta_commits: int = 10,
+    keep_min_commits: int = S.KEEP_MIN_COMMITS.default,
+    keep_max_commits: int = S.KEEP_MAX_COMMITS.default,
+    compact_max_delta_commits: int = M.COMPACT_MAX_DELTA_COMMITS.default,
     archive_beyond_savepoint: bool = False,
 ) -> list[Instant]:
     """Archive the MDT's own timeline as Hudi's metadata writer does after its table services:

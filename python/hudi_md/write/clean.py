@@ -9,6 +9,7 @@ savepoint holds are kept.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,6 +41,7 @@ from hudi_md.table.state import TableState
 from hudi_md.table.timeline import CLEAN, COMPACTION, SAVEPOINT
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.plans import pending_clustering_file_groups, pending_compaction_file_groups
+from hudi_md.write.result import WriteResult, log_commit
 from hudi_md.write.transaction import Transaction, WritableTable
 
 
@@ -143,16 +145,15 @@ def _partitions_left_empty(
     return out
 
 
-def clean(table: WritableTable, cfg: WriteConfig) -> str | None:
+def clean(table: WritableTable, cfg: WriteConfig) -> WriteResult | None:
     """Plan and run a clean of the table as it is (the caller holds the lock and has resolved
-    pending services); returns the clean instant."""
+    pending services); returns what it recorded (the clean instant; None: nothing to clean)."""
     state = table.state()
     plan = plan_clean(table.storage, state, cfg)
     if plan is None:
         return None
     txn = Transaction.request(table, CLEAN, serialize_instant_metadata("cleaner_plan", plan))
-    execute_clean(txn, state, plan)
-    return txn.instant
+    return execute_clean(txn, state, plan)
 
 
 def savepointed_slices(storage: Storage, state: TableState) -> set[tuple[str, str, str]]:
@@ -174,10 +175,11 @@ def savepointed_slices(storage: Storage, state: TableState) -> set[tuple[str, st
     return out
 
 
-def execute_clean(txn: Transaction, state: TableState, plan: Mapping[str, Any]) -> None:
+def execute_clean(txn: Transaction, state: TableState, plan: Mapping[str, Any]) -> WriteResult:
     """Run the requested clean ``txn`` (again, after a crash): delete the plan's files still there
     and the directories of the partitions it deletes (``partitionsToBeDeleted``, when nothing but
-    their partition metadata is left), record the deletions in the MDT, complete it."""
+    their partition metadata is left), record the deletions in the MDT, complete it; returns what
+    it recorded."""
     storage = txn.table.storage
     txn.start(serialize_instant_metadata("cleaner_plan", dict(plan)))
     earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp")
@@ -197,8 +199,10 @@ def execute_clean(txn: Transaction, state: TableState, plan: Mapping[str, Any]) 
         p for p in plan.get("partitionsToBeDeleted") or () if p and _delete_partition_directory(storage, p)
     ]
     config = TableConfig.load(storage)
+    mdt_started = time.perf_counter()
     if config.metadata_partitions:
         txn.write_metadata(config, _clean_records(config, state, deleted, dropped))
+    mdt_seconds = time.perf_counter() - mdt_started if config.metadata_partitions else 0.0
     meta = clean_metadata_record(
         instant=txn.instant,
         earliest_to_retain=earliest,
@@ -208,6 +212,7 @@ def execute_clean(txn: Transaction, state: TableState, plan: Mapping[str, Any]) 
         partitions_deleted=dropped,
     )
     txn.complete(serialize_instant_metadata("clean", meta))
+    return log_commit(WriteResult.of_clean(txn.instant, meta, mdt_seconds=mdt_seconds), storage.uri())
 
 
 def _delete_partition_directory(storage: Storage, partition: str) -> bool:

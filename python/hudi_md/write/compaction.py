@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 import pyarrow as pa
@@ -34,6 +35,7 @@ from hudi_md.table.timeline import COMPACTION, instant_validator
 from hudi_md.write.file_groups import FileGroupTask, TaskResult, WriteContext, write_parquet_file
 from hudi_md.write.mdt_sync import mdt_records_for_commit
 from hudi_md.write.plans import pending_clustering_file_groups, pending_compaction_file_groups
+from hudi_md.write.result import WriteResult, log_commit
 from hudi_md.write.schema import with_meta_fields
 from hudi_md.write.transaction import Transaction, WritableTable
 
@@ -76,22 +78,21 @@ def plan_compaction(storage: Storage, state: TableState) -> tuple[dict[str, Any]
     return plan, slices
 
 
-def compact(table: WritableTable) -> str | None:
+def compact(table: WritableTable) -> WriteResult | None:
     """Plan and run a compaction (the caller holds the lock and has resolved pending services);
-    returns the compaction instant."""
+    returns what its commit recorded (the compaction instant; None: nothing to compact)."""
     state = table.state()
     planned = plan_compaction(table.storage, state)
     if planned is None:
         return None
     plan, slices = planned
     txn = Transaction.request(table, COMPACTION, serialize_instant_metadata("compaction_plan", plan))
-    execute_compaction(txn, state, slices)
-    return txn.instant
+    return execute_compaction(txn, state, slices)
 
 
-def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSlice]) -> None:
+def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSlice]) -> WriteResult:
     """Run the requested compaction ``txn`` over ``slices``: inflight, a marker then a new base
-    file per slice, the MDT deltacommit, then the completed commit."""
+    file per slice, the MDT deltacommit, then the completed commit; returns what it recorded."""
     table = txn.table
     txn.start()
     schema = state.schema
@@ -147,6 +148,9 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
             prev_commit=s.base_instant,
             num_writes=rows.num_rows,
             size=res.file_size,
+            # the base file and log files the new base file replaces (Hudi's merge handle records
+            # the base file as prevBaseFile too)
+            prev_base_file=s.base_file.name if s.base_file is not None else None,
             log_files_compacted=len(s.log_files),
         )
         results.append(
@@ -164,6 +168,7 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
         compacted=True,
     )
     config = TableConfig.load(table.storage)
+    mdt_started = time.perf_counter()
     if config.metadata_partitions:
         types = {f.name: f.type for f in schema}
         records = mdt_records_for_commit(
@@ -175,7 +180,10 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
         )
         # UPSERT_PREPPED: Hudi's operation type for every MDT deltacommit
         txn.write_metadata(config, records)
+    mdt_seconds = time.perf_counter() - mdt_started if config.metadata_partitions else 0.0
     txn.complete(serialize_instant_metadata("commit", meta))
+    done = WriteResult.of_commit(txn.instant, "commit", meta, mdt_seconds=mdt_seconds)
+    return log_commit(done, table.storage.uri())
 
 
 def plan_slices(storage: Storage, plan: dict[str, Any]) -> list[FileSlice] | None:

@@ -7,54 +7,62 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hudi_md.config import metadata as M
+from hudi_md.config import services as S
+from hudi_md.config import table as T
+from hudi_md.config import write as W
+from hudi_md.config.option import ConfigOption
 from hudi_md.errors import InvalidOptionError, UnsupportedFeatureError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.lifecycle import indexed_columns
 from hudi_md.read.merge import MergeSpec
 from hudi_md.storage import Storage
-from hudi_md.table.config import PARTITION_FIELDS, TableConfig
-from hudi_md.write.evolution import ALLOW_COLUMN_DROP, RECONCILE_SCHEMA, SET_NULL_FOR_MISSING, SchemaOptions
+from hudi_md.table.config import TableConfig
+from hudi_md.write.evolution import SchemaOptions
+from hudi_md.write.small_files import FileSizing
 
-TABLE_NAME = "hoodie.table.name"
-DATABASE_NAME = "hoodie.database.name"
-RECORD_KEY = "hoodie.datasource.write.recordkey.field"
-PARTITION_PATH = "hoodie.datasource.write.partitionpath.field"
-PRECOMBINE = "hoodie.datasource.write.precombine.field"
-ORDERING = "hoodie.table.ordering.fields"
-TABLE_TYPE = "hoodie.datasource.write.table.type"
-HIVE_STYLE = "hoodie.datasource.write.hive_style_partitioning"
-URL_ENCODE = "hoodie.datasource.write.partitionpath.urlencode"
-KEYGEN_TYPE = "hoodie.datasource.write.keygenerator.type"
-KEYGEN_CLASS = "hoodie.datasource.write.keygenerator.class"
-MERGE_MODE = "hoodie.record.merge.mode"  # the table's key (hoodie.properties)
-WRITE_MERGE_MODE = "hoodie.write.record.merge.mode"  # the writer's key (Hudi 1.x), which wins
-OPERATION = "hoodie.datasource.write.operation"
-METADATA_ENABLE = "hoodie.metadata.enable"
-COLUMN_STATS_ENABLE = "hoodie.metadata.index.column.stats.enable"
-COLUMN_STATS_COLUMNS = "hoodie.metadata.index.column.stats.column.list"
-COLUMN_STATS_MAX_COLUMNS = "hoodie.metadata.index.column.stats.max.columns.to.index"
-PARTITION_STATS_ENABLE = "hoodie.metadata.index.partition.stats.enable"
-RECORD_INDEX_ENABLE = "hoodie.metadata.record.index.enable"
-GLOBAL_RECORD_INDEX_ENABLE = "hoodie.metadata.global.record.level.index.enable"
-BLOOM_INDEX_ENABLE = "hoodie.metadata.index.bloom.filter.enable"
-MAX_FILE_SIZE = "hoodie.parquet.max.file.size"
-LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
-PARQUET_BLOOM_FILTER = "hoodie.parquet.bloom.filter.enabled"
-COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
-CLEAN_AUTOMATIC = "hoodie.clean.automatic"
-CLEANER_POLICY = "hoodie.cleaner.policy"
-CLEANER_COMMITS_RETAINED = "hoodie.cleaner.commits.retained"
-CLEANER_FILE_VERSIONS_RETAINED = "hoodie.cleaner.fileversions.retained"
-COMPACT_INLINE = "hoodie.compact.inline"
-COMPACT_INLINE_MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
-ARCHIVE_AUTOMATIC = "hoodie.archive.automatic"
-KEEP_MIN_COMMITS = "hoodie.keep.min.commits"
-KEEP_MAX_COMMITS = "hoodie.keep.max.commits"
-CONCURRENCY_MODE = "hoodie.write.concurrency.mode"
-LOCK_PROVIDER = "hoodie.write.lock.provider"
-LOCK_WAIT_TIME_MS = "hoodie.write.lock.wait_time_ms"  # Hudi's LockConfiguration, default 60 s
-FS_LOCK_PATH = "hoodie.write.lock.filesystem.path"
-FS_LOCK_EXPIRE = "hoodie.write.lock.filesystem.expire"  # minutes; 0: never
+# The keys (hudi_md.config declares them, with their types and defaults), by the names the rest
+# of the package and its users know them by.
+TABLE_NAME = T.TABLE_NAME.key
+DATABASE_NAME = T.DATABASE_NAME.key
+RECORD_KEY = W.RECORD_KEY.key
+PARTITION_PATH = W.PARTITION_PATH.key
+PRECOMBINE = W.PRECOMBINE.key
+ORDERING = T.ORDERING_FIELDS.key
+TABLE_TYPE = W.TABLE_TYPE.key
+HIVE_STYLE = T.HIVE_STYLE_PARTITIONING.key
+URL_ENCODE = T.URL_ENCODE_PARTITIONING.key
+KEYGEN_TYPE = W.KEYGEN_TYPE.key
+KEYGEN_CLASS = W.KEYGEN_CLASS.key
+MERGE_MODE = T.RECORD_MERGE_MODE.key  # the table's key (hoodie.properties)
+WRITE_MERGE_MODE = W.WRITE_MERGE_MODE.key  # the writer's key (Hudi 1.x), which wins
+OPERATION = W.OPERATION.key
+METADATA_ENABLE = M.METADATA_ENABLE.key
+COLUMN_STATS_ENABLE = M.COLUMN_STATS_ENABLE.key
+COLUMN_STATS_COLUMNS = M.COLUMN_STATS_COLUMNS.key
+COLUMN_STATS_MAX_COLUMNS = M.COLUMN_STATS_MAX_COLUMNS.key
+PARTITION_STATS_ENABLE = M.PARTITION_STATS_ENABLE.key
+# Hudi 1.2's key; hoodie.metadata.record.index.enable, its older name, is read too
+RECORD_INDEX_ENABLE = GLOBAL_RECORD_INDEX_ENABLE = M.RECORD_INDEX_ENABLE.key
+BLOOM_INDEX_ENABLE = M.BLOOM_INDEX_ENABLE.key
+MAX_FILE_SIZE = W.MAX_FILE_SIZE.key
+LOG_BLOCK_FORMAT = W.LOG_BLOCK_FORMAT.key
+PARQUET_BLOOM_FILTER = W.PARQUET_BLOOM_FILTER.key
+COMBINE_BEFORE_INSERT = W.COMBINE_BEFORE_INSERT.key
+CLEAN_AUTOMATIC = S.CLEAN_AUTOMATIC.key
+CLEANER_POLICY = S.CLEANER_POLICY.key
+CLEANER_COMMITS_RETAINED = S.CLEANER_COMMITS_RETAINED.key
+CLEANER_FILE_VERSIONS_RETAINED = S.CLEANER_FILE_VERSIONS_RETAINED.key
+COMPACT_INLINE = S.COMPACT_INLINE.key
+COMPACT_INLINE_MAX_DELTA_COMMITS = S.COMPACT_INLINE_MAX_DELTA_COMMITS.key
+ARCHIVE_AUTOMATIC = S.ARCHIVE_AUTOMATIC.key
+KEEP_MIN_COMMITS = S.KEEP_MIN_COMMITS.key
+KEEP_MAX_COMMITS = S.KEEP_MAX_COMMITS.key
+CONCURRENCY_MODE = W.CONCURRENCY_MODE.key
+LOCK_PROVIDER = W.LOCK_PROVIDER.key
+LOCK_WAIT_TIME_MS = W.LOCK_WAIT_TIME_MS.key
+FS_LOCK_PATH = W.FS_LOCK_PATH.key
+FS_LOCK_EXPIRE = W.FS_LOCK_EXPIRE.key
 
 SINGLE_WRITER = "SINGLE_WRITER"
 OCC = "OPTIMISTIC_CONCURRENCY_CONTROL"
@@ -63,30 +71,16 @@ FILE_SYSTEM_LOCK_PROVIDER = _LOCK_PACKAGE + "FileSystemBasedLockProvider"
 IN_PROCESS_LOCK_PROVIDER = _LOCK_PACKAGE + "InProcessLockProvider"
 HONOURED_LOCK_PROVIDERS = (FILE_SYSTEM_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER)
 
-OPERATIONS = (
-    "insert",
-    "bulk_insert",
-    "upsert",
-    "delete",
-    "insert_overwrite",
-    "insert_overwrite_table",
-    "delete_partition",
-)
-# Hudi's key: the partition paths a delete_partition replaces (comma-separated)
-PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
-# Hudi's (internal) key: the partition paths an insert_overwrite replaces whether or not rows go
-# there (Spark SQL's static INSERT OVERWRITE ... PARTITION (...))
-STATIC_OVERWRITE_PARTITIONS = "hoodie.static.overwrite.partition.paths"
-# Options whose keys start with this prefix (Hudi's default: "_") go into the commit's extraMetadata.
-COMMIT_METADATA_KEY_PREFIX = "hoodie.datasource.write.commitmeta.key.prefix"
+OPERATIONS = W.OPERATIONS
+PARTITIONS_TO_DELETE = W.PARTITIONS_TO_DELETE.key
+STATIC_OVERWRITE_PARTITIONS = W.STATIC_OVERWRITE_PARTITIONS.key
+COMMIT_METADATA_KEY_PREFIX = W.COMMIT_METADATA_KEY_PREFIX.key
 
 
 def commit_extra_metadata(options: Mapping[str, Any]) -> dict[str, str]:
     """The options a commit records in its ``extraMetadata``, as Apache Hudi's data source does:
     those whose keys start with ``hoodie.datasource.write.commitmeta.key.prefix`` (``_``)."""
-    prefix = str(options.get(COMMIT_METADATA_KEY_PREFIX, "_"))
-    if not prefix:
-        return {}
+    prefix = W.COMMIT_METADATA_KEY_PREFIX.get(options)
     return {str(k): str(v) for k, v in options.items() if str(k).startswith(prefix) and v is not None}
 
 
@@ -103,7 +97,7 @@ class Concurrency:
     mode: str = SINGLE_WRITER
     provider: str | None = None
     lock_path: str | None = None
-    wait_s: float = 60.0
+    wait_s: float = W.LOCK_WAIT_TIME_MS.default / 1000.0
     foreign_expiry_s: float | None = None
 
     @property
@@ -113,8 +107,8 @@ class Concurrency:
 
 def concurrency_settings(opts: Mapping[str, Any]) -> Concurrency:
     """Resolve (or refuse) the concurrency options; every refusal names the option and value."""
-    raw_mode = str(opts.get(CONCURRENCY_MODE) or SINGLE_WRITER).strip()
-    mode = raw_mode.upper()
+    mode = W.CONCURRENCY_MODE.get(opts)
+    raw_mode = W.CONCURRENCY_MODE.raw(opts) or mode
     if mode not in (SINGLE_WRITER, OCC):
         raise InvalidOptionError(
             f"{CONCURRENCY_MODE}={raw_mode} is not supported by hudi-md's writer: use "
@@ -122,7 +116,7 @@ def concurrency_settings(opts: Mapping[str, Any]) -> Concurrency:
             f"({FILE_SYSTEM_LOCK_PROVIDER} or {IN_PROCESS_LOCK_PROVIDER}); "
             "NON_BLOCKING_CONCURRENCY_CONTROL is not implemented"
         )
-    provider = str(opts.get(LOCK_PROVIDER) or "").strip() or None
+    provider = (W.LOCK_PROVIDER.get(opts) or "").strip() or None
     if provider is not None and provider not in HONOURED_LOCK_PROVIDERS:
         raise InvalidOptionError(
             f"{LOCK_PROVIDER}={provider} is not supported by hudi-md's writer: it honours "
@@ -135,19 +129,19 @@ def concurrency_settings(opts: Mapping[str, Any]) -> Concurrency:
             f"{CONCURRENCY_MODE}={raw_mode} needs a {LOCK_PROVIDER} (as in Apache Hudi): "
             f"{FILE_SYSTEM_LOCK_PROVIDER} or {IN_PROCESS_LOCK_PROVIDER}"
         )
-    wait_ms = _int(opts, LOCK_WAIT_TIME_MS, 60_000)
+    wait_ms = W.LOCK_WAIT_TIME_MS.get(opts)
     if wait_ms < 0:
-        raise InvalidOptionError(f"{LOCK_WAIT_TIME_MS} must be >= 0, got {wait_ms}")
+        raise W.LOCK_WAIT_TIME_MS.invalid(wait_ms, "must be >= 0")
     lock_path = None
     foreign_expiry = None
     if provider == FILE_SYSTEM_LOCK_PROVIDER:
         lock_path = ".hoodie/lock"
-        directory = str(opts.get(FS_LOCK_PATH) or "").strip().rstrip("/")
+        directory = (W.FS_LOCK_PATH.get(opts) or "").strip().rstrip("/")
         if directory:
             lock_path = _relative_lock_dir(directory, opts) + "/lock"
-        expire = _int(opts, FS_LOCK_EXPIRE, 0)
+        expire = W.FS_LOCK_EXPIRE.get(opts)
         if expire < 0:
-            raise InvalidOptionError(f"{FS_LOCK_EXPIRE} must be >= 0 minutes, got {expire}")
+            raise W.FS_LOCK_EXPIRE.invalid(expire, "must be >= 0 minutes")
         foreign_expiry = expire * 60.0 if expire else None
     return Concurrency(mode, provider, lock_path, wait_ms / 1000.0, foreign_expiry)
 
@@ -155,7 +149,7 @@ def concurrency_settings(opts: Mapping[str, Any]) -> Concurrency:
 def _relative_lock_dir(directory: str, opts: Mapping[str, Any]) -> str:
     """``hoodie.write.lock.filesystem.path`` as a path inside the table (relative, or an absolute
     path under ``hoodie.base.path``, which the writer sets); a lock outside the table is refused."""
-    base = str(opts.get("hoodie.base.path") or "").rstrip("/")
+    base = (W.BASE_PATH.get(opts) or "").rstrip("/")
     if base and (directory == base or directory.startswith(base + "/")):
         rel = directory[len(base) :].lstrip("/")
     elif "://" in directory or directory.startswith("/"):
@@ -170,44 +164,24 @@ def _relative_lock_dir(directory: str, opts: Mapping[str, Any]) -> str:
     return rel
 
 
-def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
-    value = options.get(key)
-    if value is None or value == "":
-        return default
-    v = str(value).strip().lower()
-    if v not in ("true", "false"):
-        raise InvalidOptionError(f"{key} must be true or false, got {value!r}")
-    return v == "true"
-
-
-def _int(options: Mapping[str, str], key: str, default: int) -> int:
-    value = options.get(key)
-    if value is None or value == "":
-        return default
-    try:
-        return int(value)
-    except ValueError as e:
-        raise InvalidOptionError(f"{key} must be an integer, got {value!r}") from e
-
-
 def _merge_mode(opts: Mapping[str, str]) -> str | None:
     """The merge mode the options name: Hudi's write key, else the table key; None if neither."""
-    for key in (WRITE_MERGE_MODE, MERGE_MODE):
-        raw = (opts.get(key) or "").strip()
-        if not raw:
+    for option in (W.WRITE_MERGE_MODE, T.RECORD_MERGE_MODE):
+        mode = option.get(opts)
+        if mode is None:
             continue
-        mode = raw.upper()
         if mode not in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
-            raise InvalidOptionError(
-                f"{key}={raw} is not supported by hudi-md's writer: use EVENT_TIME_ORDERING or "
-                "COMMIT_TIME_ORDERING (CUSTOM mergers run Java code hudi-md cannot run)"
+            raise option.invalid(
+                option.raw(opts),
+                "not supported by hudi-md's writer: use EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING "
+                "(CUSTOM mergers run Java code hudi-md cannot run)",
             )
         return mode
     return None
 
 
-def _list(value: str | None) -> list[str]:
-    return [v.strip() for v in (value or "").split(",") if v.strip()]
+def _list(option: ConfigOption[tuple[str, ...] | None], opts: Mapping[str, Any]) -> list[str]:
+    return list(option.get(opts) or ())
 
 
 @dataclass(frozen=True)
@@ -252,6 +226,8 @@ class WriteConfig:
     schema_options: SchemaOptions = field(default_factory=SchemaOptions)
     # how records merge (the table's rules: hudi_md.read.merge), None only in hand-built configs
     merge: MergeSpec | None = None
+    # where insert and upsert put new records (small-file handling, new file groups' size)
+    sizing: FileSizing = field(default_factory=lambda: FileSizing.from_options({}))
 
     def merge_spec(self) -> MergeSpec:
         """The table's record merger rules (:mod:`hudi_md.read.merge`)."""
@@ -281,43 +257,36 @@ class WriteConfig:
             hive = existing.hive_style_partitioning
             url = existing.url_encode_partitioning
             keygen = existing.keygen
-            partition_specs = existing.get_list(PARTITION_FIELDS)
+            partition_specs = existing.partition_specs
             merge_mode = existing.record_merge_mode
             database = existing.database_name
         else:
-            table_name = opts.get(TABLE_NAME, "")
+            table_name = T.TABLE_NAME.get(opts)
             if not table_name:
                 raise InvalidOptionError(f"{TABLE_NAME} is required to create a table")
             # none given: a table without record keys, its keys generated (Apache Hudi 1.x)
-            record_keys = _list(opts.get(RECORD_KEY))
-            partition_specs = _list(opts.get(PARTITION_PATH))
+            record_keys = _list(W.RECORD_KEY, opts)
+            partition_specs = _list(W.PARTITION_PATH, opts)
             partitions = [p.split(":", 1)[0] for p in partition_specs]
-            ordering = _list(
-                opts.get(ORDERING)
-                or opts.get("hoodie.datasource.write.ordering.fields")
-                or opts.get(PRECOMBINE)
-            )
-            table_type = opts.get(TABLE_TYPE, "COPY_ON_WRITE").upper()
-            if table_type not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-                raise InvalidOptionError(
-                    f"{TABLE_TYPE} must be COPY_ON_WRITE or MERGE_ON_READ, got {table_type!r}"
-                )
-            hive = _bool(opts, HIVE_STYLE, False)
-            url = _bool(opts, URL_ENCODE, False)
+            ordering = _list(T.ORDERING_FIELDS, opts) or _list(W.PRECOMBINE, opts)
+            table_type = W.TABLE_TYPE.get(opts)
+            hive = T.HIVE_STYLE_PARTITIONING.get(opts)
+            url = T.URL_ENCODE_PARTITIONING.get(opts)
             keygen = _keygen(opts, record_keys, partitions)
             merge_mode = _merge_mode(opts) or ("EVENT_TIME_ORDERING" if ordering else "COMMIT_TIME_ORDERING")
-            database = opts.get(DATABASE_NAME, "default")
+            database = T.DATABASE_NAME.get(opts)
         _check_partition_specs(keygen, partition_specs)
+        metadata_enabled = M.METADATA_ENABLE.get(opts)
         if existing is not None:
             check_options_match_table(opts, existing)
-            _check_table_features(existing, metadata_enabled=_bool(opts, METADATA_ENABLE, True))
+            _check_table_features(existing, metadata_enabled=metadata_enabled)
         concurrency = concurrency_settings(opts)
-        keep_min, keep_max = _int(opts, KEEP_MIN_COMMITS, 20), _int(opts, KEEP_MAX_COMMITS, 30)
+        keep_min, keep_max = S.KEEP_MIN_COMMITS.get(opts), S.KEEP_MAX_COMMITS.get(opts)
         if not 0 < keep_min < keep_max:
             raise InvalidOptionError(
                 f"need 0 < {KEEP_MIN_COMMITS} ({keep_min}) < {KEEP_MAX_COMMITS} ({keep_max})"
             )
-        col_stats = _bool(opts, COLUMN_STATS_ENABLE, True)  # Spark writers default to true
+        col_stats = M.COLUMN_STATS_ENABLE.get(opts)
         if existing is not None:
             merge = MergeSpec.from_config(existing)
         else:
@@ -338,37 +307,37 @@ class WriteConfig:
             url_encode=url,
             keygen=keygen,
             merge_mode=merge_mode,
-            metadata_enabled=_bool(opts, METADATA_ENABLE, True),
+            metadata_enabled=metadata_enabled,
             column_stats_enabled=col_stats,
-            column_stats_columns=_list(opts.get(COLUMN_STATS_COLUMNS)) or None,
-            column_stats_max_columns=_int(opts, COLUMN_STATS_MAX_COLUMNS, 32),
-            partition_stats_enabled=_bool(opts, PARTITION_STATS_ENABLE, col_stats) and bool(partitions),
-            record_index_enabled=_bool(opts, RECORD_INDEX_ENABLE, False)
-            or _bool(opts, GLOBAL_RECORD_INDEX_ENABLE, False),
-            bloom_index_enabled=_bool(opts, BLOOM_INDEX_ENABLE, False),
-            max_file_size=_int(opts, MAX_FILE_SIZE, 120 * 1024 * 1024),
-            log_block_format=opts.get(LOG_BLOCK_FORMAT, "avro").lower(),
-            parquet_bloom_filter=_bool(opts, PARQUET_BLOOM_FILTER, True),
-            combine_before_insert=_bool(opts, COMBINE_BEFORE_INSERT, False),
+            column_stats_columns=_list(M.COLUMN_STATS_COLUMNS, opts) or None,
+            column_stats_max_columns=M.COLUMN_STATS_MAX_COLUMNS.get(opts),
+            partition_stats_enabled=bool(M.PARTITION_STATS_ENABLE.get(opts, col_stats)) and bool(partitions),
+            record_index_enabled=M.RECORD_INDEX_ENABLE.get(opts),
+            bloom_index_enabled=M.BLOOM_INDEX_ENABLE.get(opts),
+            max_file_size=W.MAX_FILE_SIZE.get(opts),
+            log_block_format=W.LOG_BLOCK_FORMAT.get(opts),
+            parquet_bloom_filter=W.PARQUET_BLOOM_FILTER.get(opts),
+            combine_before_insert=W.COMBINE_BEFORE_INSERT.get(opts),
             schema_options=SchemaOptions(
-                set_null_for_missing=_bool(opts, SET_NULL_FOR_MISSING, False),
-                reconcile=_bool(opts, RECONCILE_SCHEMA, False),
-                allow_column_drop=_bool(opts, ALLOW_COLUMN_DROP, False),
+                set_null_for_missing=W.SET_NULL_FOR_MISSING.get(opts),
+                reconcile=W.RECONCILE_SCHEMA.get(opts),
+                allow_column_drop=W.ALLOW_COLUMN_DROP.get(opts),
             ),
-            partitions_to_delete=tuple(_list(opts.get(PARTITIONS_TO_DELETE))),
-            static_overwrite_partitions=tuple(_list(opts.get(STATIC_OVERWRITE_PARTITIONS))),
-            clean_automatic=_bool(opts, CLEAN_AUTOMATIC, True),
-            cleaner_policy=opts.get(CLEANER_POLICY, "KEEP_LATEST_COMMITS").upper(),
-            commits_retained=_int(opts, CLEANER_COMMITS_RETAINED, 10),
-            file_versions_retained=_int(opts, CLEANER_FILE_VERSIONS_RETAINED, 3),
-            compact_inline=_bool(opts, COMPACT_INLINE, False),
-            compact_inline_max_delta_commits=_int(opts, COMPACT_INLINE_MAX_DELTA_COMMITS, 5),
-            archive_automatic=_bool(opts, ARCHIVE_AUTOMATIC, True),
-            keep_min_commits=_int(opts, KEEP_MIN_COMMITS, 20),
-            keep_max_commits=_int(opts, KEEP_MAX_COMMITS, 30),
+            partitions_to_delete=W.PARTITIONS_TO_DELETE.get(opts) or (),
+            static_overwrite_partitions=W.STATIC_OVERWRITE_PARTITIONS.get(opts),
+            clean_automatic=S.CLEAN_AUTOMATIC.get(opts),
+            cleaner_policy=S.CLEANER_POLICY.get(opts),
+            commits_retained=S.CLEANER_COMMITS_RETAINED.get(opts),
+            file_versions_retained=S.CLEANER_FILE_VERSIONS_RETAINED.get(opts),
+            compact_inline=S.COMPACT_INLINE.get(opts),
+            compact_inline_max_delta_commits=S.COMPACT_INLINE_MAX_DELTA_COMMITS.get(opts),
+            archive_automatic=S.ARCHIVE_AUTOMATIC.get(opts),
+            keep_min_commits=keep_min,
+            keep_max_commits=keep_max,
             options=opts,
             concurrency=concurrency,
             merge=merge,
+            sizing=FileSizing.from_options(opts),
         )
 
 
@@ -385,33 +354,34 @@ def check_options_match_table(opts: Mapping[str, str], existing: TableConfig) ->
     table = existing.source.removesuffix("/.hoodie/hoodie.properties") or existing.table_name
     conflicts = []
 
-    def differs(key: str, given: object, has: object) -> None:
-        conflicts.append(f"{key}={given} (the table has {has})")
+    def check(option: ConfigOption[Any], matches: bool, has: object) -> None:
+        if not matches:
+            conflicts.append(f"{option.given_key(opts)}={option.raw(opts)} (the table has {has})")
 
-    if opts.get(RECORD_KEY, "").strip() and _list(opts[RECORD_KEY]) != existing.record_key_fields:
-        differs(RECORD_KEY, opts[RECORD_KEY], ",".join(existing.record_key_fields) or "none")
-    for key in (PRECOMBINE, "hoodie.datasource.write.ordering.fields", ORDERING):
-        given = _list(opts.get(key))
-        if given and existing.ordering_fields and given != existing.ordering_fields:
-            differs(key, opts[key], ",".join(existing.ordering_fields))
-    if opts.get(PARTITION_PATH, "").strip():
-        given_fields = [p.split(":", 1)[0] for p in _list(opts[PARTITION_PATH])]
-        if given_fields != existing.partition_fields:
-            differs(PARTITION_PATH, opts[PARTITION_PATH], ",".join(existing.partition_fields) or "none")
-    if KEYGEN_TYPE in opts or opts.get(KEYGEN_CLASS):
+    if W.RECORD_KEY.is_set(opts):
+        has = ",".join(existing.record_key_fields) or "none"
+        check(W.RECORD_KEY, _list(W.RECORD_KEY, opts) == existing.record_key_fields, has)
+    for ordering in (W.PRECOMBINE, T.ORDERING_FIELDS):
+        given = _list(ordering, opts)
+        if given and existing.ordering_fields:
+            check(ordering, given == existing.ordering_fields, ",".join(existing.ordering_fields))
+    if W.PARTITION_PATH.is_set(opts):
+        given_fields = [p.split(":", 1)[0] for p in _list(W.PARTITION_PATH, opts)]
+        has = ",".join(existing.partition_fields) or "none"
+        check(W.PARTITION_PATH, given_fields == existing.partition_fields, has)
+    if W.KEYGEN_TYPE.is_set(opts) or W.KEYGEN_CLASS.is_set(opts):
         keygen = _keygen(opts, existing.record_key_fields, existing.partition_fields)
-        if keygen != existing.keygen.upper():
-            key = KEYGEN_TYPE if KEYGEN_TYPE in opts else KEYGEN_CLASS
-            differs(key, opts[key], existing.keygen)
+        given_by = W.KEYGEN_TYPE if W.KEYGEN_TYPE.is_set(opts) else W.KEYGEN_CLASS
+        check(given_by, keygen == existing.keygen.upper(), existing.keygen)
     mode = _merge_mode(opts)
-    if mode is not None and mode != existing.record_merge_mode:
-        key = WRITE_MERGE_MODE if opts.get(WRITE_MERGE_MODE, "").strip() else MERGE_MODE
-        differs(key, opts[key], existing.record_merge_mode)
-    if opts.get(TABLE_TYPE, "").strip() and opts[TABLE_TYPE].strip().upper() != existing.table_type:
-        differs(TABLE_TYPE, opts[TABLE_TYPE], existing.table_type)
-    name = opts.get(TABLE_NAME, "").strip()
-    if name and name.lower() != existing.table_name.lower():
-        differs(TABLE_NAME, name, existing.table_name)
+    if mode is not None:
+        given_by = W.WRITE_MERGE_MODE if W.WRITE_MERGE_MODE.is_set(opts) else T.RECORD_MERGE_MODE
+        check(given_by, mode == existing.record_merge_mode, existing.record_merge_mode)
+    if W.TABLE_TYPE.is_set(opts):
+        check(W.TABLE_TYPE, W.TABLE_TYPE.get(opts) == existing.table_type, existing.table_type)
+    name = (T.TABLE_NAME.get(opts) or "").strip()
+    if name:
+        check(T.TABLE_NAME, name.lower() == existing.table_name.lower(), existing.table_name)
     if conflicts:
         raise InvalidOptionError(
             f"{table}: the write options conflict with the table's hoodie.properties: "
@@ -436,7 +406,7 @@ def _check_table_features(existing: TableConfig, *, metadata_enabled: bool) -> N
         refusals.append("it has no meta fields (hoodie.populate.meta.fields=false, virtual keys)")
     if existing.record_merge_mode not in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
         refusals.append(f"its record merge mode is {existing.record_merge_mode}")
-    if existing.get("hoodie.table.partial.update.mode"):
+    if existing.partial_update_mode:
         refusals.append("it uses partial updates (hoodie.table.partial.update.mode)")
     if metadata_enabled:
         unmaintained = sorted(
@@ -456,9 +426,11 @@ def _check_table_features(existing: TableConfig, *, metadata_enabled: bool) -> N
 
 
 def _keygen(opts: Mapping[str, str], record_keys: list[str], partitions: list[str]) -> str:
-    if KEYGEN_TYPE in opts:
-        return opts[KEYGEN_TYPE].upper()
-    cls_name = opts.get(KEYGEN_CLASS, "").rsplit(".", 1)[-1]
+    keygen_type = W.KEYGEN_TYPE.get(opts)
+    if keygen_type:
+        return keygen_type.upper()
+    keygen_class = W.KEYGEN_CLASS.get(opts) or ""
+    cls_name = keygen_class.rsplit(".", 1)[-1]
     by_class = {
         "SimpleKeyGenerator": "SIMPLE",
         "ComplexKeyGenerator": "COMPLEX",
@@ -467,9 +439,7 @@ def _keygen(opts: Mapping[str, str], record_keys: list[str], partitions: list[st
     }
     if cls_name:
         if cls_name not in by_class:
-            raise InvalidOptionError(
-                f"{KEYGEN_CLASS}={opts[KEYGEN_CLASS]} is not supported by hudi-md's writer"
-            )
+            raise W.KEYGEN_CLASS.invalid(keygen_class, "not supported by hudi-md's writer")
         return by_class[cls_name]
     if not partitions:
         return "NON_PARTITION"

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from hudi_md.config import write as W
 from hudi_md.errors import (
     IncompatibleSchemaChangeError,
     MissingSchemaFieldError,
@@ -52,9 +53,9 @@ __all__ = [
     "evolve",
 ]
 
-SET_NULL_FOR_MISSING = "hoodie.write.set.null.for.missing.columns"
-RECONCILE_SCHEMA = "hoodie.datasource.write.reconcile.schema"
-ALLOW_COLUMN_DROP = "hoodie.datasource.write.schema.allow.auto.evolution.column.drop"
+SET_NULL_FOR_MISSING = W.SET_NULL_FOR_MISSING.key
+RECONCILE_SCHEMA = W.RECONCILE_SCHEMA.key
+ALLOW_COLUMN_DROP = W.ALLOW_COLUMN_DROP.key
 DELETE_OPERATIONS = ("delete", "delete_partition")
 _INTERNAL_COLUMNS = frozenset({*META_COLUMNS, "_hoodie_md_op"})
 

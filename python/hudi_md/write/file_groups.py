@@ -82,9 +82,19 @@ class FileGroupTask:
     prev_commit: str | None = None
     token: str = "0-0-0"  # write token, fixed at planning so markers can name the exact file
     file_slice: FileSlice | None = None  # the latest slice an update writes onto
+    # A small file group taking new records (hudi_md.write.small_files). On MERGE_ON_READ its
+    # records are merged into a new base file, as on COPY_ON_WRITE: Hudi's indexes hudi-md writes
+    # for cannot find records in log files, so new records never go to one.
+    rewrite_base: bool = False
+    # The insert operation's records are appended to the stored rows as they are, not merged by
+    # key (hoodie.merge.allow.duplicate.on.inserts: Hudi's concat handle)
+    keep_duplicates: bool = False
+
+    def writes_log(self, is_mor: bool) -> bool:
+        return is_mor and self.kind == "update" and not self.rewrite_base
 
     def file_name(self, instant: str, is_mor: bool) -> str:
-        if self.kind == "update" and is_mor:
+        if self.writes_log(is_mor):
             return f".{self.file_id}_{instant}.log.1_{self.token}"
         return f"{self.file_id}_{self.token}_{instant}.parquet"
 
@@ -230,8 +240,10 @@ def execute(ctx: WriteContext, task: FileGroupTask, rows: pa.Table, task_partiti
     token = task.token
     if task.kind == "insert":
         return _write_new_base(ctx, storage, task, upserts, token, task_partition_id)
-    if ctx.is_mor:
+    if task.writes_log(ctx.is_mor):
         return _append_log(ctx, storage, task, upserts, flagged, deleted_keys, token, task_partition_id)
+    if task.keep_duplicates:
+        return _concat_base(ctx, storage, task, upserts, token, task_partition_id)
     incoming = (
         pa.concat_tables([upserts, flagged], promote_options="default") if flagged.num_rows else upserts
     )
@@ -377,6 +389,48 @@ def _merge_base(
         "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
         inserted_keys=new_keys if len(new_keys) else [],
         deleted_keys=removed.to_pylist(),
+    )
+
+
+def _concat_base(
+    ctx: WriteContext, storage: Storage, task: FileGroupTask, incoming_rows: pa.Table, token: str, tpid: int
+) -> TaskResult:
+    """An insert into a small file group: a new version of its base file holding every stored
+    row, then every incoming one, as they are (Hudi's concat handle): a key already stored, or
+    twice in the write, is held twice, as an insert into a new file group would leave it. The
+    record index takes every written key at this group, as for a new file group."""
+    import pyarrow.parquet as pq
+
+    from hudi_md.formats.avro_arrow import align_to_schema
+
+    assert task.base_file is not None
+    name = f"{task.file_id}_{token}_{ctx.instant}.parquet"
+    incoming = _with_meta(ctx, incoming_rows, task, name, tpid)
+    old = pq.ParquetFile(pa.BufferReader(storage.read_bytes(task.base_file))).read()
+    old = align_to_schema(old, incoming.schema)
+    old = old.set_column(
+        incoming.schema.get_field_index("_hoodie_file_name"),
+        "_hoodie_file_name",
+        pa.array([name] * old.num_rows, pa.string()),
+    )
+    new = pa.concat_tables([old, incoming])
+    path, (res, bloom) = write_parquet_file(ctx, storage, task, new, name)
+    stat = _write_stat(
+        task,
+        path,
+        res.file_size,
+        num_writes=new.num_rows,
+        num_inserts=incoming.num_rows,
+        num_updates=0,
+        num_deletes=0,
+        is_log=False,
+    )
+    return TaskResult(
+        stat,
+        {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
+        bloom.serialize() if bloom and ctx.index_blooms else None,
+        "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
+        inserted_keys=incoming.column("_hoodie_record_key").combine_chunks(),
     )
 
 

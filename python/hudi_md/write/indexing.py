@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from hudi_md.config import metadata as M
 from hudi_md.errors import CorruptFileError, IndexingTimeoutError, InvalidOptionError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.indexing import (
@@ -81,8 +82,8 @@ log = logging.getLogger(__name__)
 
 INDEXABLE = tuple(p for p in K.MAINTAINED_PARTITIONS if p != K.FILES)
 # Hudi's key and default (HoodieMetadataConfig): how long the indexer waits for writers.
-CHECK_TIMEOUT_KEY = "hoodie.metadata.index.check.timeout.seconds"
-DEFAULT_CHECK_TIMEOUT_S = 900.0
+CHECK_TIMEOUT_KEY = M.INDEX_CHECK_TIMEOUT.key
+DEFAULT_CHECK_TIMEOUT_S = float(M.INDEX_CHECK_TIMEOUT.default)
 # A build whose files a clean or rollback removed while it read them is made again from a new
 # listing; a table that changes faster than it can be listed this many times is refused.
 MAX_BUILD_ATTEMPTS = 4
@@ -153,7 +154,7 @@ def schedule_indexing(
 
 
 def _check_columns(table: WritableTable, columns: Sequence[str]) -> None:
-    schema = table.state({"hoodie.metadata.enable": "false"}).schema
+    schema = table.state({M.METADATA_ENABLE.key: "false"}).schema
     missing = [c for c in columns if schema is None or schema.get_field_index(c.split(".")[0]) < 0]
     if missing:
         raise InvalidOptionError(
@@ -293,16 +294,10 @@ def run_indexing(
 
 
 def _check_timeout(table: WritableTable) -> float:
-    raw = table.options.get(CHECK_TIMEOUT_KEY)
-    if raw is None:
-        return DEFAULT_CHECK_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
+    value = M.INDEX_CHECK_TIMEOUT.get(table.options)
     if value < 0:
-        raise InvalidOptionError(f"{CHECK_TIMEOUT_KEY} must be a number of seconds >= 0, got {raw!r}")
-    return value
+        raise M.INDEX_CHECK_TIMEOUT.invalid(value, "must be a number of seconds >= 0")
+    return float(value)
 
 
 def _ensure_file_groups(table: WritableTable, t: str, partitions: Sequence[str]) -> None:

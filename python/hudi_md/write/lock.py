@@ -52,18 +52,24 @@ from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
-from hudi_md.errors import HudiMdError, InvalidOptionError
+from hudi_md.config import write as W
+from hudi_md.errors import InvalidOptionError
+
+# defined with every other error; named here too, where they were first
+from hudi_md.errors import LockError as LockError
+from hudi_md.errors import LockLostError as LockLostError
+from hudi_md.errors import LockTimeoutError as LockTimeoutError
 from hudi_md.storage import Storage
 
 log = logging.getLogger(__name__)
 
 LOCK_DIR = ".hoodie/.locks"
 LOCK_FILE = f"{LOCK_DIR}/hudi-md.lock"
-DEFAULT_TIMEOUT_S = 60.0
-HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
-HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
-DEFAULT_INTERVAL_S = 60.0
-DEFAULT_MISSES = 2
+DEFAULT_TIMEOUT_S = W.LOCK_WAIT_TIME_MS.default / 1000.0
+HEARTBEAT_INTERVAL = W.HEARTBEAT_INTERVAL_MS.key
+HEARTBEAT_MISSES = W.HEARTBEAT_TOLERABLE_MISSES.key
+DEFAULT_INTERVAL_S = W.HEARTBEAT_INTERVAL_MS.default / 1000.0
+DEFAULT_MISSES = W.HEARTBEAT_TOLERABLE_MISSES.default
 # A breaker needs a few requests; a tombstone this old was left by a breaker that died.
 TOMBSTONE_EXPIRY_S = 60.0
 
@@ -71,18 +77,6 @@ TOMBSTONE_EXPIRY_S = 60.0
 # was left by a TableLock of this process that is gone).
 _live_tokens: set[str] = set()
 _live_lock = threading.Lock()
-
-
-class LockError(HudiMdError):
-    """The table lock could not be acquired, kept or released."""
-
-
-class LockTimeoutError(LockError):
-    """The table lock could not be acquired in time (another live writer holds it)."""
-
-
-class LockLostError(LockError):
-    """This writer no longer holds the table lock (it was broken as stale, or its file changed)."""
 
 
 # Lock files held by threads of this process: uri -> (thread id, the outermost TableLock).
@@ -101,14 +95,8 @@ OCC_HINT = (
 
 def heartbeat_settings(options: Mapping[str, str] | None) -> tuple[float, int]:
     opts = options or {}
-    try:
-        interval = float(opts.get(HEARTBEAT_INTERVAL) or DEFAULT_INTERVAL_S * 1000) / 1000.0
-    except ValueError as e:
-        raise InvalidOptionError(f"{HEARTBEAT_INTERVAL} must be a number of milliseconds") from e
-    try:
-        misses = int(opts.get(HEARTBEAT_MISSES) or DEFAULT_MISSES)
-    except ValueError as e:
-        raise InvalidOptionError(f"{HEARTBEAT_MISSES} must be an integer") from e
+    interval = W.HEARTBEAT_INTERVAL_MS.get(opts) / 1000.0
+    misses = W.HEARTBEAT_TOLERABLE_MISSES.get(opts)
     if interval <= 0 or misses < 1:
         raise InvalidOptionError(f"{HEARTBEAT_INTERVAL} must be > 0 and {HEARTBEAT_MISSES} >= 1")
     return interval, misses

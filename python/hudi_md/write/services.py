@@ -6,7 +6,7 @@ compaction, then archival (last: it is gated by the MDT's latest compaction).
 
 from __future__ import annotations
 
-from hudi_md.metadata.writer import COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT
+from hudi_md.config import metadata as M
 from hudi_md.table.config import TableConfig
 from hudi_md.table.timeline import COMMIT, DELTA_COMMIT, Instant
 from hudi_md.write import clean as cleaner
@@ -15,6 +15,7 @@ from hudi_md.write.archival import archive, archive_metadata_table
 from hudi_md.write.compaction import compact_metadata_table
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.recovery import resolve_pending_services
+from hudi_md.write.result import WriteResult
 from hudi_md.write.transaction import WritableTable
 
 __all__ = ["archive_timeline", "clean", "compact", "compact_metadata_table", "run_inline"]
@@ -39,17 +40,21 @@ def run_inline(table: WritableTable, cfg: WriteConfig) -> None:
         archive_timeline(table, cfg)
 
 
-def clean(table: WritableTable, cfg: WriteConfig) -> str | None:
-    """Delete file slices no query of the retained commits can need; returns the clean instant."""
+def clean(table: WritableTable, cfg: WriteConfig) -> WriteResult | None:
+    """Delete file slices no query of the retained commits can need; returns what the clean
+    recorded (:class:`~hudi_md.write.result.WriteResult`: the clean instant and the files it
+    deleted), None when there was nothing to clean."""
     with table.lock():
         resolve_pending_services(table)
         table.finish_mdt_rebuild()
         return cleaner.clean(table, cfg)
 
 
-def compact(table: WritableTable) -> str | None:
+def compact(table: WritableTable) -> WriteResult | None:
     """Schedule and run a compaction of every MOR file slice that has log files (after finishing
-    any compaction or clean a failed writer left pending)."""
+    any compaction or clean a failed writer left pending); returns what the compaction's commit
+    recorded (:class:`~hudi_md.write.result.WriteResult`), None when there was nothing to
+    compact."""
     with table.lock():
         resolve_pending_services(table)
         table.finish_mdt_rebuild()
@@ -67,9 +72,7 @@ def archive_timeline(table: WritableTable, cfg: WriteConfig) -> list[Instant]:
                 table.storage,
                 keep_min_commits=cfg.keep_min_commits,
                 keep_max_commits=cfg.keep_max_commits,
-                compact_max_delta_commits=int(
-                    table.options.get(COMPACT_MAX_DELTA_COMMITS, COMPACT_MAX_DELTA_COMMITS_DEFAULT)
-                ),
+                compact_max_delta_commits=M.COMPACT_MAX_DELTA_COMMITS.get(table.options),
             )
         return archive(
             table.storage,

@@ -72,8 +72,8 @@ def create_table(
         C.TIMELINE_HISTORY_PATH: "history",
         C.ARCHIVELOG_FOLDER: "archived",
         C.RECORD_MERGE_MODE: cfg.merge_mode,
-        "hoodie.table.format": "native",
-        "hoodie.table.index.defs.path": INDEX_DEFS,
+        C.TABLE_FORMAT: "native",
+        C.INDEX_DEFS_PATH: INDEX_DEFS,
         C.METADATA_PARTITIONS_INFLIGHT: "",
         C.CREATE_SCHEMA: without_meta(avro_schema_json),
     }

@@ -1,13 +1,15 @@
 """Planning a write's files: keys and partition paths of the incoming rows, tagging (which rows
 update which existing file group: by the record index, or by the keys of the latest slices
-narrowed by footer key ranges and bloom filters), and the file-group tasks, new file groups sized
-by one rule (:func:`records_per_file`) whether the rows are written locally or by Spark executors.
+narrowed by footer key ranges and bloom filters), and the file-group tasks: new records go to small
+files and new file groups as :mod:`hudi_md.write.small_files` plans them (bulk_insert: new file
+groups of :func:`records_per_file` records), whether the rows are written locally or by Spark
+executors.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +32,7 @@ from hudi_md.table.state import TableState
 from hudi_md.write import keygen
 from hudi_md.write.config import PARTITIONS_TO_DELETE, WriteConfig
 from hudi_md.write.file_groups import OP_COLUMN, OP_DELETE_RECORD, FileGroupTask, WriteContext, new_file_id
+from hudi_md.write.small_files import SIZED_OPERATIONS, InsertPlan, plan_inserts
 from hudi_md.write.table_setup import META_FIELDS
 
 KEY_COLUMN = "_hoodie_record_key"
@@ -51,8 +54,8 @@ class Tagging:
 
 
 def records_per_file(cfg: WriteConfig, avg_record_bytes: int) -> int:
-    """How many records go into one new file group (``hoodie.parquet.max.file.size``), from the
-    average in-memory (Arrow) size of the incoming records."""
+    """How many records go into one new file group of a bulk_insert (``hoodie.parquet.max.file.size``),
+    from the average in-memory (Arrow) size of the incoming records."""
     return max(1, int(cfg.max_file_size * _FILL // max(1, avg_record_bytes)))
 
 
@@ -200,8 +203,11 @@ def may_hold_any(storage: Storage, file_slice: FileSlice, keys: set[str]) -> boo
     return bool(candidates)
 
 
-def update_task(s: FileSlice, token: str) -> FileGroupTask:
-    """The task updating an existing file group's latest slice ``s``."""
+def update_task(
+    s: FileSlice, token: str, *, rewrite_base: bool = False, keep_duplicates: bool = False
+) -> FileGroupTask:
+    """The task updating an existing file group's latest slice ``s`` (``rewrite_base``,
+    ``keep_duplicates``: a small file group taking new records, :class:`FileGroupTask`)."""
     return FileGroupTask(
         s.partition_path,
         s.file_id,
@@ -211,14 +217,37 @@ def update_task(s: FileSlice, token: str) -> FileGroupTask:
         prev_commit=s.base_instant,
         token=token,
         file_slice=s,
+        rewrite_base=rewrite_base,
+        keep_duplicates=keep_duplicates,
+    )
+
+
+def small_file_task(
+    cfg: WriteConfig, operation: str, s: FileSlice, token: str, plan: InsertPlan
+) -> FileGroupTask:
+    """The task writing an existing file group's latest slice ``s``: an update, or a small file
+    that takes new records (:mod:`hudi_md.write.small_files`)."""
+    small = (s.partition_path, s.file_id) in plan.rewritten
+    return update_task(
+        s,
+        token,
+        rewrite_base=cfg.is_mor and small,
+        keep_duplicates=small and operation == "insert" and cfg.sizing.allow_duplicate_on_inserts,
     )
 
 
 def plan_tasks(
-    cfg: WriteConfig, state: TableState, rows: pa.Table, operation: str
+    cfg: WriteConfig,
+    state: TableState,
+    rows: pa.Table,
+    operation: str,
+    *,
+    claimed: Collection[tuple[str, str]] = (),
 ) -> tuple[list[tuple[FileGroupTask, pa.Table]], dict[str, list[str]], Tagging]:
-    """The file-group tasks of a write (updates of tagged groups, then new groups for inserts),
-    the file groups an overwrite replaces, and the tagging."""
+    """The file-group tasks of a write (updates of tagged groups and small files taking new
+    records, then new groups for the other new records), the file groups an overwrite replaces,
+    and the tagging. ``claimed``: file groups this write's earlier tasks write (a streamed
+    write's earlier chunks), which take no new records."""
     partitions = sorted(pc.unique(rows.column(PARTITION_COLUMN)).to_pylist())
     tasks: list[tuple[FileGroupTask, pa.Table]] = []
     has_commits = bool(state.timeline.write_timeline())
@@ -233,20 +262,50 @@ def plan_tasks(
             rows.column(PARTITION_COLUMN).combine_chunks(),
         )
     updates, inserts = _group_rows(rows, tagging)
-    slices = {}
-    if updates:
+    sized = operation in SIZED_OPERATIONS
+    slices: dict[tuple[str, str], FileSlice] = {}
+    if updates or (sized and inserts and has_commits):
         slices = {
             (s.partition_path, s.file_id): s for s in state.file_system_view().latest_file_slices(partitions)
         }
-    for (p, fid), idx in updates:
-        task = update_task(slices[(p, fid)], f"{len(tasks)}-0-0")
-        tasks.append((task, rows.take(pa.array(idx))))
-    per_file = records_per_file(cfg, rows.nbytes // max(1, rows.num_rows))
-    for (p,), idx in inserts:
-        for start in range(0, len(idx), per_file):
-            chunk = idx[start : start + per_file]
-            task = FileGroupTask(p, new_file_id(), "insert", token=f"{len(tasks)}-0-0")
-            tasks.append((task, rows.take(pa.array(chunk))))
+    written = {(p, fid): idx for (p, fid), idx in updates}
+    new_groups: list[tuple[str, str, np.ndarray]] = []
+    plan = InsertPlan()
+    if sized:
+        new_records = {p: len(idx) for (p,), idx in inserts}
+        plan = plan_inserts(
+            cfg.max_file_size,
+            cfg.sizing,
+            state,
+            operation,
+            new_records,
+            list(slices.values()),
+            is_mor=cfg.is_mor,
+            claimed=claimed,
+        )
+        for (p,), idx in inserts:
+            start = 0
+            for bucket in plan.buckets[p]:
+                chunk = idx[start : start + bucket.records]
+                start += bucket.records
+                if bucket.small_file is None:
+                    new_groups.append((p, bucket.file_id, chunk))
+                else:
+                    group = (p, bucket.file_id)
+                    have = written.get(group)
+                    written[group] = chunk if have is None else np.sort(np.concatenate([have, chunk]))
+    else:
+        per_file = records_per_file(cfg, rows.nbytes // max(1, rows.num_rows))
+        for (p,), idx in inserts:
+            new_groups.extend(
+                (p, new_file_id(), idx[start : start + per_file]) for start in range(0, len(idx), per_file)
+            )
+    for group in sorted(written):
+        task = small_file_task(cfg, operation, slices[group], f"{len(tasks)}-0-0", plan)
+        tasks.append((task, rows.take(pa.array(written[group]))))
+    for p, fid, chunk in new_groups:
+        task = FileGroupTask(p, fid, "insert", token=f"{len(tasks)}-0-0")
+        tasks.append((task, rows.take(pa.array(chunk))))
     return tasks, replaced, tagging
 
 

@@ -26,7 +26,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from hudi_md.errors import InvalidOptionError, MetastoreError, TableNotFoundError
+from hudi_md.config import check_options
+from hudi_md.config import table as T
+from hudi_md.config import write as W
+from hudi_md.config.storage import RETRY_KEYS
+from hudi_md.errors import InvalidOptionError, LockLostError, MetastoreError, TableNotFoundError
 from hudi_md.metadata.lifecycle import initialize_partitions
 from hudi_md.metadata.reader import load_table_state
 from hudi_md.metadata.records_builder import MdtKeyBatch, MdtRecord
@@ -40,14 +44,13 @@ from hudi_md.table.state import TableState
 from hudi_md.table.timeline import Instant, Timeline
 from hudi_md.table.timeline_writer import InstantObserver, PendingInstant, TimelineWriter, new_instant_time
 from hudi_md.write.config import (
-    FS_LOCK_PATH,
     WriteConfig,
     commit_extra_metadata,
     concurrency_settings,
     with_indexed_columns,
 )
 from hudi_md.write.heartbeat import Heartbeat, delete_heartbeat
-from hudi_md.write.lock import LockLostError, TableLock
+from hudi_md.write.lock import TableLock
 
 if TYPE_CHECKING:
     from hudi_md.write.file_groups import FileGroupTask
@@ -57,7 +60,6 @@ log = logging.getLogger(__name__)
 TIMELINE = ".hoodie/timeline"
 TEMP = ".hoodie/.temp"
 MDT_FOLDER = ".hoodie/metadata"
-_RETRY_KEYS = "hoodie.filesystem.operation.retry."
 
 
 class Crash(Exception):
@@ -75,12 +77,13 @@ class WritableTable:
 
     def __init__(self, uri: str, options: Mapping[str, object] | None = None) -> None:
         opts = {str(k): v for k, v in (options or {}).items()}
+        check_options(opts)
         self.commit_metadata = commit_extra_metadata(opts)
         # fsspec's options, and Hudi's file-system retry keys (the storage layer applies those).
         self.storage_options = {
             k: v
             for k, v in opts.items()
-            if k not in self.commit_metadata and (not k.startswith("hoodie.") or k.startswith(_RETRY_KEYS))
+            if k not in self.commit_metadata and (not k.startswith("hoodie.") or k in RETRY_KEYS)
         }
         self.options = {k: str(v) for k, v in opts.items() if k.startswith("hoodie.")}
         self.storage = Storage(uri, self.storage_options)
@@ -88,9 +91,9 @@ class WritableTable:
         # a table whose layout spreads data files over a storage path: route them there
         with contextlib.suppress(TableNotFoundError):
             self.adopt_layout(TableConfig.load(self.storage))
-        if FS_LOCK_PATH in self.options:
+        if W.FS_LOCK_PATH.is_set(self.options):
             # an absolute hoodie.write.lock.filesystem.path is resolved against the table
-            self.options.setdefault("hoodie.base.path", uri)
+            self.options.setdefault(W.BASE_PATH.key, uri)
         # Failure hook: raise Crash at "after_data_files", "after_mdt_commit" or "before_complete".
         self.crash_at: str | None = None
         # Heartbeats of this writer's pending instants (optimistic concurrency control).
@@ -156,9 +159,9 @@ class WritableTable:
         else:
             config = self.config()
             db = (
-                config.database_name if config is not None else self.options.get(C.DATABASE_NAME)
+                config.database_name if config is not None else T.DATABASE_NAME.get(self.options)
             ) or "default"
-            name = config.table_name if config is not None else self.options.get(C.TABLE_NAME, "")
+            name = config.table_name if config is not None else T.TABLE_NAME.get(self.options) or ""
             for key, value in ((C.DATABASE_NAME, db), (C.TABLE_NAME, name)):
                 if not NAME_RE.fullmatch(value):
                     raise InvalidOptionError(
@@ -341,7 +344,7 @@ class Transaction:
 
     def mark_tasks(self, tasks: Iterable[FileGroupTask], *, is_mor: bool) -> None:
         for task in tasks:
-            kind = "APPEND" if (is_mor and task.kind == "update") else "CREATE"
+            kind = "APPEND" if task.writes_log(is_mor) else "CREATE"
             self.mark(task.partition_path, task.file_name(self.instant, is_mor), kind)
 
     def marked_files(self) -> dict[str, list[str]]:

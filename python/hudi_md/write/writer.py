@@ -15,12 +15,14 @@ same public steps with the tasks on its executors.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from hudi_md.errors import (
+    CommitCompletedError,
     CorruptFileError,
     HeartbeatExpiredError,
     HudiMdError,
@@ -59,6 +61,7 @@ from hudi_md.write.lock import TableLock
 from hudi_md.write.mdt_sync import mdt_records_for_commit
 from hudi_md.write.plans import check_no_clustered_updates
 from hudi_md.write.recovery import rollback_failed_writes
+from hudi_md.write.result import WriteResult, log_commit
 from hudi_md.write.rollback import drop_partitions_created_by
 from hudi_md.write.table_setup import (
     check_layout,
@@ -104,8 +107,12 @@ def local_executor(ctx: WriteContext, tasks: list[tuple[FileGroupTask, pa.Table]
 
 @dataclass
 class CommitResult:
+    """A completed commit: its instant and action, what it recorded (``write_result``, which
+    :func:`hudi_md.write` returns) and the task results its files came from."""
+
     instant: str
     action: str
+    write_result: WriteResult
     results: list[TaskResult] = field(default_factory=list)
     metrics: dict[str, float] = field(default_factory=dict)
 
@@ -159,15 +166,6 @@ def _file_sized_chunks(reader: pa.RecordBatchReader, max_bytes: int) -> Iterator
             pending, size = [], 0
     if pending or not emitted:
         yield pa.Table.from_batches(pending, schema=reader.schema)
-
-
-class CommitCompletedError(HudiMdError):
-    """The write's commit completed (its rows are in the table), but something after it failed;
-    ``instant`` is the completed commit."""
-
-    def __init__(self, instant: str, message: str) -> None:
-        super().__init__(message)
-        self.instant = instant
 
 
 class HudiWriter(WritableTable):
@@ -263,8 +261,11 @@ class HudiWriter(WritableTable):
                     session.instant,
                     task,
                 )
+                # a small file the first chunk filled is not one to pad again: one file per
+                # group and instant
+                claimed = {(r.write_stat.partition_path, r.write_stat.file_id or "") for r in results}
                 written, _ = self.write_files(
-                    session, chunk, prepared=PreparedRecords(session.writer_schema, rows)
+                    session, chunk, prepared=PreparedRecords(session.writer_schema, rows), claimed=claimed
                 )
                 results.extend(written)
             return results, {}
@@ -438,17 +439,25 @@ class HudiWriter(WritableTable):
         )
 
     def write_files(
-        self, session: WriteSession, data: pa.Table, *, prepared: PreparedRecords | None = None
+        self,
+        session: WriteSession,
+        data: pa.Table,
+        *,
+        prepared: PreparedRecords | None = None,
+        claimed: Collection[tuple[str, str]] = (),
     ) -> tuple[list[TaskResult], dict[str, list[str]]]:
         """Tag, plan and write the data files of a started write (markers first); returns the
         task results and the file groups an overwrite replaces. ``prepared``: the records as
-        :meth:`prepare_records` made them for this session's writer schema."""
+        :meth:`prepare_records` made them for this session's writer schema; ``claimed``: file
+        groups the write's earlier files went to (they take no more new records)."""
         if prepared is None:
             conformed = session.writer_schema.conform(data, self.storage.uri())
             rows = prepare_rows(session.cfg, conformed, session.operation, session.instant)
         else:
             rows = prepared.rows
-        tasks, replaced, tagging = plan_tasks(session.cfg, self.state(), rows, session.operation)
+        tasks, replaced, tagging = plan_tasks(
+            session.cfg, self.state(), rows, session.operation, claimed=claimed
+        )
         if tagging.stats:
             self.tagging_stats = tagging.stats
         self.prepare_files(session, [t for t, _ in tasks])
@@ -573,6 +582,7 @@ class HudiWriter(WritableTable):
             },
             partition_to_replace_file_ids=dict(replaced) if overwrite else None,
         )
+        mdt_started = time.perf_counter()
         if config.metadata_partitions:
             with metrics.timed("commit_upkeep"):  # the commit's MDT records and deltacommit
                 available = set(config.metadata_partitions) | set(config.metadata_partitions_inflight)
@@ -596,6 +606,7 @@ class HudiWriter(WritableTable):
                     fill_index_source_fields(
                         self.storage, index_columns(session.cfg, config, session.avro_schema)
                     )
+        mdt_seconds = time.perf_counter() - mdt_started if config.metadata_partitions else 0.0
         self.check_step("after_mdt_commit")
         self.check_step("before_complete")
         completion = None
@@ -606,7 +617,9 @@ class HudiWriter(WritableTable):
             lock=lock,
             completion_time=completion,
         )
-        return CommitResult(txn.instant, txn.action, list(results))
+        # what the instant file just written records (the same record), logged once per commit
+        written = WriteResult.of_commit(txn.instant, txn.action, meta, mdt_seconds=mdt_seconds)
+        return CommitResult(txn.instant, txn.action, log_commit(written, self.storage.uri()), list(results))
 
     def _discard(self, session: WriteSession, results: Sequence[TaskResult]) -> None:
         """Undo a write that will not commit (a conflict), under the commit lock, before it wrote

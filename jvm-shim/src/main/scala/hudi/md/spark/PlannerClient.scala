@@ -227,7 +227,10 @@ object PlannerClient {
         try {
           var line = reader.readLine()
           while (line != null) {
-            log.info(s"planner: $line")
+            // the planner's warnings (a mistyped option) at WARN, where Spark's shells show them
+            if (line.startsWith(Protocol.LogWarningPrefix) || line.startsWith(Protocol.LogErrorPrefix)) {
+              log.warn(s"planner: $line")
+            } else log.info(s"planner: $line")
             stderrTail.synchronized {
               stderrTail.addLast(line)
               while (stderrTail.size > StderrLines) stderrTail.removeFirst()

@@ -13,6 +13,9 @@ package hudi.md.spark
 object Protocol {
   /** The planner process: `python -m <PlannerModule>`. */
   val PlannerModule = "hudi_md.spark.planner"
+  /** The planner's stderr is its log; lines with these prefixes go to the driver's log at WARN. */
+  val LogWarningPrefix = "WARNING:"
+  val LogErrorPrefix = "ERROR:"
 
   // Ops (the request's `op`).
   val OpPing = "ping"
