@@ -19,6 +19,7 @@ import pytest
 import hudi_md
 from hudi_md.errors import InvalidOptionError
 from hudi_md.formats.commit_metadata import CommitMetadata
+from hudi_md.formats.commit_metadata_writer import serialize_instant_metadata
 from hudi_md.spark.procedures import PROCEDURES, call, procedure_schema
 from table_model import region_options, region_rows
 
@@ -460,6 +461,30 @@ def test_run_compaction_schedule_then_execute(tmp_path: Path) -> None:
     assert all(s["log_files"] == [] for s in hudi_md.open_table(path).file_slices().to_pylist())
     assert _read(path) == before == _hudi_rs(path)
     assert call("run_compaction", path, {"op": "execute"}, {}).num_rows == 0
+
+
+def test_run_compaction_takes_the_schema_an_earlier_write_recorded(tmp_path: Path) -> None:
+    """The latest write records no writer schema (a writer may leave it out): compaction takes
+    the latest one recorded, as Apache Hudi's TableSchemaResolver does (it failed with a
+    TypeError) and records it in its own commit."""
+    path = str(tmp_path / "mor")
+    _three_commits(path, MOR)
+    before = _read(path)
+    timeline = hudi_md.open_table(path).timeline
+    writes = timeline.write_timeline().instants
+    schema = timeline.metadata(writes[-2])["extraMetadata"]["schema"]
+    record = timeline.metadata(writes[-1])
+    del record["extraMetadata"]["schema"]
+    instant_file = Path(path, ".hoodie", "timeline", writes[-1].file_name)
+    instant_file.write_bytes(serialize_instant_metadata("deltacommit", record))
+    due = {"op": "run", "options": "hoodie.compact.inline.max.delta.commits=1"}
+    [row] = call("run_compaction", path, due, {}).to_pylist()
+    assert row["state"] == "COMPLETED" and row["operation_size"] == 3
+    t = hudi_md.open_table(path)
+    done = t.timeline.write_timeline().last()
+    assert done is not None and done.action == "commit"
+    assert t.timeline.metadata(done)["extraMetadata"]["schema"] == schema
+    assert _read(path) == before == _hudi_rs(path)
 
 
 def test_run_compaction_refuses_a_cow_table(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from hudi_md.errors import InvalidOptionError
 from hudi_md.metadata.reader import open_metadata_table
 from hudi_md.metastore.options import metaserver_uri
 from hudi_md.planning.column_stats_mode import ColumnStatsEngine
+from hudi_md.planning.expressions import Expression
 from hudi_md.planning.filters import Filters as PyarrowFilters
 from hudi_md.planning.filters import to_expression
 from hudi_md.planning.planner import ScanPlan, plan_scan
@@ -32,7 +33,8 @@ log = logging.getLogger(__name__)
 __all__ = ["METADATA_ENABLE", "Table", "open_table"]
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 
-Filters: TypeAlias = PyarrowFilters | None
+# pyarrow-style tuples, or an expression (parse_filter_text's)
+Filters: TypeAlias = Expression | PyarrowFilters | None
 
 
 # Table options: Hudi's keys, and hudi-md's own where Hudi has none (hudi_md.planner.*).

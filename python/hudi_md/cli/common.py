@@ -240,7 +240,7 @@ def handle_errors(fn: F) -> F:
         except Exception as e:
             report_error(e)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # wraps(fn): called as fn is
 
 
 class HudiMdGroup(click.Group):

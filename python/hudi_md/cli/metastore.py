@@ -19,6 +19,9 @@ from hudi_md.cli.common import (
 )
 from hudi_md.metastore_server.cli import metastore as metastore_group
 
+# the server's group with the client commands added below: what `hudi-md metastore` mounts
+__all__ = ["metastore_group"]
+
 # --- the metastore's client side (the server's commands are hudi_md.metastore_server.cli's) ---------
 
 _server = click.option(

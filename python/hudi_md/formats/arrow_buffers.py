@@ -34,7 +34,9 @@ def byte_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     _, offsets_buf, data_buf = column.buffers()
     if offsets_buf is None:  # an empty column may have no buffers
         return np.zeros(1, offset_type), np.zeros(0, np.uint8)
-    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[column.offset : column.offset + len(column) + 1]
+    offsets: np.ndarray = np.frombuffer(offsets_buf, dtype=offset_type)[
+        column.offset : column.offset + len(column) + 1
+    ]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
     return offsets, data
 

@@ -15,9 +15,12 @@ import functools
 import io
 import json
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import fastavro
+
+if TYPE_CHECKING:
+    from fastavro.types import AvroMessage
 
 from hudi_md.errors import CommitMetadataError, UnsupportedFeatureError
 
@@ -52,16 +55,14 @@ def parse_schema(json_str: str) -> AvroSchema:
     return fastavro.parse_schema(json.loads(json_str))
 
 
-def _as_parsed(schema: AvroSchema | None) -> AvroSchema | None:
-    if schema is None:
-        return None
+def _as_parsed(schema: AvroSchema) -> AvroSchema:
     if isinstance(schema, str):
         return parse_schema(schema)
     return schema
 
 
 def decode_schemaless(
-    data: bytes,
+    data: bytes | memoryview,
     writer_schema: AvroSchema,
     reader_schema: AvroSchema | None = None,
     *,
@@ -88,7 +89,7 @@ def decode_schemaless(
     value = fastavro.schemaless_reader(
         stream,
         _as_parsed(writer_schema),
-        _as_parsed(reader_schema),
+        None if reader_schema is None else _as_parsed(reader_schema),
         return_record_name=return_record_name,
         return_record_name_override=return_record_name_override,
     )
@@ -97,8 +98,9 @@ def decode_schemaless(
     return value
 
 
-def read_container(data: bytes, name: str) -> list[dict[str, Any]]:
-    """All records of an Avro object container file (``Obj\\x01`` magic, schema embedded).
+def read_container(data: bytes, name: str) -> list[AvroMessage]:
+    """All records of an Avro object container file (``Obj\\x01`` magic, schema embedded): dicts
+    when the file's schema is a record, as Hudi's timeline files' are (the caller checks).
 
     Strict where fastavro is lenient, since these are timeline instants and a half-used one is a
     wrong answer: every block's records must use up exactly the block's bytes (zeroed or altered
@@ -143,18 +145,19 @@ def _read_long(buf: io.BytesIO, name: str) -> int:
             raise CommitMetadataError(name, "malformed Avro long in a block header")
 
 
-def _read_container_strict(data: bytes, name: str) -> list[dict[str, Any]]:
+def _read_container_strict(data: bytes, name: str) -> list[AvroMessage]:
     import zlib
 
     buf = io.BytesIO(data)
-    header = fastavro.schemaless_reader(buf, _HEADER_SCHEMA)
+    # _HEADER_SCHEMA is a record: it reads as a dict
+    header = cast(dict[str, Any], fastavro.schemaless_reader(buf, _HEADER_SCHEMA))
     meta = header["meta"]
     codec = meta.get("avro.codec", b"null").decode()
     if codec not in ("null", "deflate"):
         return list(fastavro.reader(io.BytesIO(data)))  # not written by Hudi's timeline: lenient
     writer_schema = fastavro.parse_schema(json.loads(meta["avro.schema"].decode("utf-8")))
     sync = header["sync"]
-    records: list[dict[str, Any]] = []
+    records: list[AvroMessage] = []
     while buf.tell() < len(data):
         count = _read_long(buf, name)
         size = _read_long(buf, name)

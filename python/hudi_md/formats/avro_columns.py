@@ -61,7 +61,7 @@ def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return decoded.view(np.int64), after
 
 
-def scalar_varint(data: bytes, pos: int) -> tuple[int, int]:
+def scalar_varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
     """The zigzag Avro long at ``pos`` of ``data`` and the position after it."""
     n = 0
     shift = 0

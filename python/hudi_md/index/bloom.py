@@ -171,6 +171,7 @@ def _positions_of_words(
     """:func:`_positions` of every key at once: numpy uint32 arithmetic wraps modulo 2**32 as
     Java's int arithmetic does, and works in place (a few calls per word, not one per step)."""
     m = np.uint32(_M)
+    # no whole word: a key of 1 to 3 bytes, all in the partial word (keys are never empty)
     n = len(words[0]) if words else len(partial)  # type: ignore[arg-type]
     mixed = []
     for w in words:

@@ -69,8 +69,10 @@ class RecordSource(Protocol):
 class IndexOptions(Protocol):
     """The write options the MDT's initialisation reads (``hudi_md.write.config.WriteConfig``)."""
 
-    column_stats_columns: list[str] | None
-    column_stats_max_columns: int
+    @property
+    def column_stats_columns(self) -> list[str] | None: ...
+    @property
+    def column_stats_max_columns(self) -> int: ...
 
 
 # (storage, MDT writer, write options, progress) -> the records of a build
@@ -495,8 +497,8 @@ def records_from_facts(
             per_partition[s.partition_path][col].append(rng)
     if mdt_partition == K.PARTITION_STATS:
         for p, cols in per_partition.items():
-            for col, ranges in cols.items():
-                merged = merge_ranges(ranges)
+            for col, col_ranges in cols.items():
+                merged = merge_ranges(col_ranges)
                 if merged is not None:
                     out.append(
                         column_stats_record(p, "", merged, types[col], for_partition=True, tight_bound=True)

@@ -38,7 +38,7 @@ def metadata_stats(table: TableState, mdt: MetadataTable) -> dict[str, Any]:
         "available_partitions": sorted(mdt.available_partitions),
         "inflight_partitions": table.config.metadata_partitions_inflight,
         "mdt_instants": len(mdt.timeline),
-        "latest_mdt_instant": (completed.last().requested_time if completed.last() else None),
+        "latest_mdt_instant": last.requested_time if (last := completed.last()) else None,
         "last_mdt_compaction": last_compaction.requested_time if last_compaction else None,
         "deltacommits_since_last_compaction": len(since),
         "valid_instants": len(mdt.valid_instants),

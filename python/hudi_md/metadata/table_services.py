@@ -138,10 +138,9 @@ def clean(writer: MetadataTableWriter, keep_slices: int = 2) -> str | None:
 def _compact(writer: MetadataTableWriter, reader: MetadataTable) -> str:
     from hudi_md.formats.commit_metadata_writer import commit_metadata_record, serialize_instant_metadata
 
-    instant = new_instant_time(
-        after=writer.timeline().last().requested_time if writer.timeline().last() else None
-    )
-    operations = []
+    last = writer.timeline().last()
+    instant = new_instant_time(after=last.requested_time if last else None)
+    operations: list[dict[str, Any]] = []
     slices_by_partition = {p: reader.file_slices(p) for p in sorted(reader.available_partitions)}
     for p, slices in slices_by_partition.items():
         for s in slices:

@@ -12,7 +12,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import numpy as np
@@ -373,10 +373,11 @@ class MetadataTableWriter:
         version (``.log.2``, ...), so memory is bounded by a batch. Returns their write stats."""
         from hudi_md.formats.logfile_writer import hfile_data_block
 
+        # one batch, or batches: told apart by the first element, which mypy cannot follow
         if isinstance(records, Sequence) and (not records or isinstance(records[0], MdtRecord)):
-            batches: Iterator[Sequence[MdtRecord]] = iter([records])  # type: ignore[list-item]
+            batches: Iterator[Sequence[MdtRecord]] = iter([cast(Sequence[MdtRecord], records)])
         else:
-            batches = iter(records)  # type: ignore[arg-type]
+            batches = iter(cast(Iterable[Sequence[MdtRecord]], records))
         n = num_file_groups
         stats: list[WriteStat] = []
         groups = _by_file_group(next(batches, []), n)

@@ -115,7 +115,7 @@ class MetastoreClient:
         return _answer(self, method, path, lambda b: model.model_validate_json(b), **kwargs)
 
     def _list(self, model: type[M], method: str, path: str, **kwargs: Any) -> list[M]:
-        adapter = TypeAdapter(list[model])  # type: ignore[valid-type]
+        adapter = TypeAdapter(list[model])  # type: ignore[valid-type]  # a type variable's value as a type
         return _answer(self, method, path, adapter.validate_json, **kwargs)
 
     # --- table service -------------------------------------------------------------------------------
@@ -176,7 +176,7 @@ class MetastoreClient:
         body = P.InstantIn(
             requested_time=requested_time,
             action=action,
-            state=state,  # type: ignore[arg-type]
+            state=state,  # type: ignore[arg-type]  # a str: pydantic checks the Literal
             metadata_b64=_b64(metadata),
             heartbeat_s=heartbeat_s,
         )
@@ -196,8 +196,8 @@ class MetastoreClient:
     ) -> P.Instant:
         body = P.Transition(
             action=action,
-            from_state=from_state,  # type: ignore[arg-type]
-            to_state=to_state,  # type: ignore[arg-type]
+            from_state=from_state,  # type: ignore[arg-type]  # a str: pydantic checks the Literal
+            to_state=to_state,  # type: ignore[arg-type]  # a str: pydantic checks the Literal
             metadata_b64=_b64(metadata),
             completion_time=completion_time,
         )

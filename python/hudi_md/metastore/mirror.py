@@ -126,7 +126,7 @@ def register_table(
     body = P.TableIn(
         name=name,
         location=location,
-        table_type=config.table_type,  # type: ignore[arg-type]
+        table_type=config.table_type,  # type: ignore[arg-type]  # a str: pydantic checks the Literal
         partition_fields=fields,
         record_key_fields=config.record_key_fields,
         params=config.to_dict(),

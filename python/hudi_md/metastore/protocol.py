@@ -138,7 +138,9 @@ class TableIn(BaseModel):
     partition_fields: list[FieldSchema] = []
     record_key_fields: list[str] = []
     params: dict[str, str] = {}  # hoodie.properties, as registered
-    schema_json: str | None = None  # the table's Avro schema
+    # the table's Avro schema; the wire name shadows pydantic's deprecated BaseModel.schema_json()
+    # classmethod, which this model never uses
+    schema_json: str | None = None  # type: ignore[assignment]
 
 
 class Table(TableIn):

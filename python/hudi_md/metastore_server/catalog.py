@@ -127,7 +127,7 @@ class TableRow:
             db=self.db,
             name=self.name,
             location=self.location,
-            table_type=self.table_type,  # type: ignore[arg-type]
+            table_type=self.table_type,  # type: ignore[arg-type]  # a str: pydantic checks the Literal
             partition_fields=list(self.partition_fields),
             record_key_fields=list(self.record_key_fields),
             params=dict(params),

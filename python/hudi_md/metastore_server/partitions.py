@@ -187,14 +187,14 @@ class _Compiler:
             raise invalid(f"{f.column!r} is not a partition column (partition columns: {known})")
         return f.column
 
-    def has(self, column: str, condition: sa.ColumnElement[bool]) -> sa.ColumnElement[bool]:
+    def has(self, column: str, condition: Callable[[Any], sa.ColumnElement[bool]]) -> sa.ColumnElement[bool]:
         # the partitions whose value matches, found through the (table, column, value) indexes: an
         # uncorrelated subquery, not a test per partition of the table
         kv = S.partition_key_val.alias()
         matching = sa.select(kv.c.part_id).where(
             kv.c.tbl_id == self.tbl_id,
             kv.c.part_key_name == column,
-            condition(kv),  # type: ignore[operator]
+            condition(kv),
         )
         return self.part.c.part_id.in_(matching)
 
@@ -212,9 +212,9 @@ class _Compiler:
             return sa.not_(self.compile(f.args[0]))
         column = self.column(f)
         if f.op == "is_null":
-            return sa.not_(self.has(column, lambda kv: kv.c.part_key_val.is_not(None)))  # type: ignore[arg-type]
+            return sa.not_(self.has(column, lambda kv: kv.c.part_key_val.is_not(None)))
         if f.op == "not_null":
-            return self.has(column, lambda kv: kv.c.part_key_val.is_not(None))  # type: ignore[arg-type]
+            return self.has(column, lambda kv: kv.c.part_key_val.is_not(None))
         typed = self.typed.get(column)
         if f.op == "in":
             values = [v for v in f.values if v is not None]  # nothing equals null
@@ -228,7 +228,9 @@ class _Compiler:
                 if rounded is None:
                     uncoercible.append(v)
                 elif rounded.exact:
-                    keys.add(typed_key(rounded.floor, typed))  # type: ignore[arg-type]
+                    key = typed_key(rounded.floor, typed)
+                    assert key is not None  # rounded() answers None when a bound has no key
+                    keys.add(key)
             untyped_bad = self.untyped_in(column, uncoercible)
 
             def member(kv: Any) -> sa.ColumnElement[bool]:
@@ -241,17 +243,17 @@ class _Compiler:
                     parts.append(untyped_bad(kv))
                 return sa.or_(sa.false(), *parts)
 
-            return self.has(column, member) if keys or untyped_in is not None else sa.false()  # type: ignore[arg-type]
+            return self.has(column, member) if keys or untyped_in is not None else sa.false()
         if f.value is None:
             raise invalid(f"{f.op} compares with a value (is_null / not_null test for null)")
         untyped = self.untyped_compare(column, f.op, f.value)
         rounded = self.rounded(column, typed, f.value) if typed is not None else None
         if typed is None or rounded is None:
-            return self.has(column, untyped)  # type: ignore[arg-type]
+            return self.has(column, untyped)
         exact = _typed_compare(f.op, rounded, typed)
         return self.has(
             column,
-            lambda kv: sa.or_(exact(kv), sa.and_(kv.c.part_key_int.is_(None), untyped(kv))),  # type: ignore[arg-type]
+            lambda kv: sa.or_(exact(kv), sa.and_(kv.c.part_key_int.is_(None), untyped(kv))),
         )
 
     @staticmethod

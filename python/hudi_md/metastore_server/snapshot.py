@@ -39,7 +39,7 @@ import posixpath
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -68,6 +68,9 @@ from hudi_md.table.listing import FileEntry
 from hudi_md.table.partitions import PartitionScheme
 from hudi_md.table.timeline import CLEAN, RESTORE, ROLLBACK, WRITE_ACTIONS, Instant, State, Timeline
 
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
+
 log = logging.getLogger(__name__)
 
 # Test hook: seconds to sleep inside each version's sync transaction, after its rows are written
@@ -88,14 +91,21 @@ def _upsert(
     """INSERT ... ON CONFLICT (keys) DO UPDATE SET update (both databases speak it)."""
     if not rows:
         return
-    if is_postgres(conn):
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
     for chunk in _chunks(rows):
-        stmt = insert(table)
+        stmt = _insert(conn, table)
         stmt = stmt.on_conflict_do_update(index_elements=keys, set_={c: stmt.excluded[c] for c in update})
         conn.execute(stmt, list(chunk))
+
+
+def _insert(conn: Connection, table: sa.Table) -> postgresql.Insert | sqlite.Insert:
+    """The INSERT of the connection's dialect (both have ON CONFLICT)."""
+    if is_postgres(conn):
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
 
 
 # --- what an instant changes --------------------------------------------------------------------------
@@ -436,11 +446,11 @@ def status(conn: Connection, table: TableRow) -> P.SnapshotStatus:
     pending = [r for r in rows if r.snapshot_status != S.SYNC_DONE]
     done = [r for r in rows if r.snapshot_status == S.SYNC_DONE]
     # no row: nothing pending and no version applied, so no completion either
-    max_synced = rows[0].max_synced if rows else None
+    synced_completion = rows[0].max_synced if rows else None
     failed = next((r for r in pending if r.snapshot_status == S.SYNC_FAILED), None)
     return P.SnapshotStatus(
         synced_instant=done[-1].ts if done else None,
-        synced_completion_time=max_synced,
+        synced_completion_time=synced_completion,
         pending=[r.ts for r in pending],
         status="failed" if failed else ("syncing" if pending else "synced"),
         message=failed.message if failed else None,
@@ -485,12 +495,12 @@ def db_timeline(conn: Connection, table: TableRow, later: frozenset[str] = froze
     m = S.instant_meta.c
     cache: dict[tuple[str, int], bytes] = {}
     if any(i.state is State.COMPLETED and i.action == "replacecommit" for i in instants):
-        for r in conn.execute(
+        for meta in conn.execute(
             sa.select(m.ts, m.state, m.data).where(
                 m.tbl_id == table.tbl_id, m.state == COMPLETED, m.action == S.ACTION_CODES["replacecommit"]
             )
         ):
-            cache[(r.ts, r.state)] = bytes(r.data)
+            cache[(meta.ts, meta.state)] = bytes(meta.data)
     codes = {v: k for k, v in _STATES.items()}
 
     def read(instant: Instant) -> bytes:

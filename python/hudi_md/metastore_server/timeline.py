@@ -161,7 +161,7 @@ class InstantRow:
         return P.Instant(
             requested_time=self.ts,
             action=completed_action(self.action) if self.state == COMPLETED else self.action,
-            state=S.STATE_NAMES[self.state],  # type: ignore[arg-type]
+            state=S.STATE_NAMES[self.state],  # type: ignore[arg-type]  # a str: pydantic checks the Literal
             completion_time=self.completion_ts,
             heartbeat_expires=None if expires is None else expires / 1000.0,
         )
@@ -254,7 +254,7 @@ def create_instant(conn: Connection, table: TableRow, body: P.InstantIn) -> P.In
                 ts=body.requested_time,
                 action=S.ACTION_CODES[action],
                 state=state,
-                duration=int(body.heartbeat_s * 1000) if beat else None,  # type: ignore[operator]
+                duration=int(body.heartbeat_s * 1000) if body.heartbeat_s is not None else None,
                 start_ts=now_ms() if beat else None,
                 completion_ts=None,
                 base_version=table.version,

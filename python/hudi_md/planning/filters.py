@@ -207,8 +207,9 @@ def to_json(expr: Expression) -> dict[str, Any]:
     raise InvalidOptionError(f"cannot serialise {expr!r}")
 
 
-def from_json(data: Mapping[str, Any]) -> Expression:
-    """Rebuild an (unbound) expression from :func:`to_json`'s form, folding as the constructors do.
+def from_json(data: object) -> Expression:
+    """Rebuild an (unbound) expression from :func:`to_json`'s form (decoded JSON, checked here),
+    folding as the constructors do.
 
     Raises:
         InvalidOptionError: unknown ``op`` or ``type``, missing keys, or undecodable values.

@@ -109,8 +109,8 @@ def _term_keys(term: Conjunction, scheme: PartitionScheme, schema: pa.Schema) ->
         elif isinstance(p, SetPredicate) and p.op is Op.IN:
             texts = {_path_value(v, field.type, scheme) for v in p.values}
             if None not in texts:
-                pinned = {t for t in texts if t is not None}
-                values[name] = values[name] & pinned if name in values else pinned
+                given = {t for t in texts if t is not None}
+                values[name] = values[name] & given if name in values else given
         elif isinstance(p, LiteralPredicate) and _is_string(field.type) and isinstance(p.value, str):
             if p.op is Op.STARTS_WITH:
                 starts[name] = max(starts.get(name, ""), p.value, key=len)

@@ -86,7 +86,12 @@ class ScanPlan:
         *,
         rows: pa.Table | None = None,
     ) -> None:
-        self._slices = list(slices) if slices is not None or rows is None else None
+        # one of the forms is held; neither given: a plan of no slice
+        self._slices: list[FileSlice] | None
+        if slices is not None:
+            self._slices = list(slices)
+        else:
+            self._slices = None if rows is not None else []
         self._rows = rows
         self.counters: dict[str, int] = dict(counters or {})
 
@@ -191,6 +196,7 @@ def _rows_to_keep(
                 named = pa.table({"p": partition, "f": stats.file_name})
                 wanted = pa.table(
                     {
+                        # column_stats' entries are (partition, file name) pairs
                         "p": pa.array([e[0] for e in entries], pa.string()),  # type: ignore[index]
                         "f": pa.array([e[1] for e in entries], pa.string()),  # type: ignore[index]
                     }
@@ -389,7 +395,7 @@ def plan_scan(
     options) is answered from memory, as a repeated query on an unchanged table is.
     ``column_stats_engine``: where column_stats pruning runs when Hudi's in-memory threshold is
     passed (:mod:`hudi_md.planning.column_stats_mode`); None: in this process."""
-    key = (id(table.timeline), expr, as_of, read_optimized, use_indexes, column_stats_engine)
+    key: Hashable | None = (id(table.timeline), expr, as_of, read_optimized, use_indexes, column_stats_engine)
     try:
         hash(key)
     except TypeError:  # a literal that does not hash (never the case for parsed filters)
@@ -464,7 +470,8 @@ class PartitionPruner(Protocol):
     """Narrows a plan's partitions; ``counter`` names the count it leaves. ``exact``: the source
     selected the partitions by the filter's partition part exactly (a catalog, in SQL)."""
 
-    counter: str
+    @property
+    def counter(self) -> str: ...
 
     def prune(self, partitions: list[str], exact: bool) -> list[str]: ...
 
@@ -472,7 +479,8 @@ class PartitionPruner(Protocol):
 class SlicePruner(Protocol):
     """Narrows a plan's slices; None: it could not decide (and leaves no count)."""
 
-    counter: str
+    @property
+    def counter(self) -> str: ...
 
     def prune(self, slices: list[FileSlice], counters: dict[str, int]) -> list[FileSlice] | None: ...
 

@@ -48,7 +48,7 @@ def _json(schema: StructType | dict[str, Any]) -> dict[str, Any]:
     return schema.jsonValue() if hasattr(schema, "jsonValue") else schema
 
 
-def spark_schema_to_arrow(schema: StructType) -> pa.Schema:
+def spark_schema_to_arrow(schema: StructType | dict[str, Any]) -> pa.Schema:
     """The Arrow schema of a Spark ``StructType`` (a PySpark object or its ``jsonValue()``).
 
     Raises :class:`~hudi_md.errors.UnsupportedFeatureError` naming the column for types hudi-md

@@ -63,7 +63,8 @@ class AttachedSparkContext(SparkContext):
     def stop(self) -> None:
         server = getattr(self, "_accumulatorServer", None)
         if server is not None:
-            self._accumulatorServer = None
+            # pyspark annotates it non-optional, yet its own stop() sets None the same way
+            self._accumulatorServer = None  # type: ignore[assignment]
             # socketserver's shutdown waits for its serve loop's next poll (half a second; most
             # of a small write's end): it runs beside, on a daemon thread, not waited for
             threading.Thread(target=server.shutdown, name="hudi-md-accumulators-stop", daemon=True).start()

@@ -32,7 +32,7 @@ The planner holds the slices and the set of files found unable to match, never t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_md.api import Table, open_table
+from hudi_md.api import Filters, Table, open_table
 from hudi_md.errors import MetadataTableError
 from hudi_md.metadata import keys as K
 from hudi_md.metadata.reader import METADATA_FOLDER, MetadataTable
@@ -57,8 +57,6 @@ from hudi_md.table.timeline import Instant, Timeline
 if TYPE_CHECKING:
     from pyspark import Accumulator, SparkContext
     from pyspark.sql import SparkSession
-
-    from hudi_md.planning.filters import Filters
 
 CANNOT_MATCH_SCHEMA = pa.schema([("partition_path", pa.string()), ("file_name", pa.string())])
 _ERROR = "\0error"  # the shuffle key of a task's error: (this, task index) never merges with a file
@@ -133,12 +131,14 @@ def separable(expr: Expression, columns: Sequence[str]) -> bool:
     return True
 
 
-def scan_file_groups(job: StatsJob, bytes_read: Accumulator[int]):
+def scan_file_groups(
+    job: StatsJob, bytes_read: Accumulator[int]
+) -> Callable[[int, Iterable[FileSlice]], Iterator[tuple[Any, Any]]]:
     """The first stage: file-group slices in; per slice, the Arrow answer (``("cannot", ipc)``)
     when the filter is separable, else ``((partition, file), stats)`` pairs for the shuffle;
     errors as ``("error", ExecutorError)`` / ``((_ERROR, n), ExecutorError)``."""
 
-    def fn(index: int, slices: Iterator[FileSlice]) -> Iterator[tuple[Any, Any]]:
+    def fn(index: int, slices: Iterable[FileSlice]) -> Iterator[tuple[Any, Any]]:
         mdt: MetadataTable | None = None
         try:
             for file_slice in slices:
@@ -157,10 +157,10 @@ def scan_file_groups(job: StatsJob, bytes_read: Accumulator[int]):
     return fn
 
 
-def evaluate_files(job: StatsJob):
+def evaluate_files(job: StatsJob) -> Callable[[Iterable[tuple[Any, Any]]], Iterator[tuple[str, Any]]]:
     """The second stage (non-separable filters): a file's stats, gathered, in; the Arrow answer out."""
 
-    def fn(pairs: Iterator[tuple[Any, Any]]) -> Iterator[tuple[str, Any]]:
+    def fn(pairs: Iterable[tuple[Any, Any]]) -> Iterator[tuple[str, Any]]:
         stats = []
         for key, value in pairs:
             if isinstance(value, ExecutorError):

@@ -81,7 +81,7 @@ from hudi_md.storage.hadoop_s3a import s3a_storage_options
 from hudi_md.storage.redaction import ScrubbedStream, Scrubber, secret_values
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.table.slice_rows import finish_rows, slice_from_row, slices_to_arrow
-from hudi_md.table.timeline import resolve_instant
+from hudi_md.table.timeline import Instant, resolve_instant
 
 if TYPE_CHECKING:
     from hudi_md.planning.column_stats_mode import ColumnStatsEngine
@@ -220,7 +220,7 @@ class Planner:
         table: TableState,
         options: Mapping[str, str],
         filters: object,
-        latest: object,
+        latest: Instant | None,
         engine: ColumnStatsEngine | None = None,
     ) -> tuple[dict[str, Any], bytes]:
         from hudi_md.planning.filters import from_json
@@ -268,7 +268,11 @@ class Planner:
         return answer
 
     def _read_slice(
-        self, table: TableState, options: Mapping[str, str], desc: Mapping[str, Any], columns: object
+        self,
+        table: TableState,
+        options: Mapping[str, str],
+        desc: Mapping[str, Any],
+        columns: Sequence[str] | None,
     ) -> tuple[dict[str, Any], bytes]:
         """Merge one MOR file slice (base + logs) and return its rows as an Arrow stream."""
         from hudi_md.read.merge import MergeSpec

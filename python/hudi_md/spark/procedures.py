@@ -669,7 +669,7 @@ def _run_clean(path: str, args: Mapping[str, str], options: Mapping[str, str]) -
             return RUN_CLEAN_SCHEMA.empty_table()
         cfg = WriteConfig.from_options(writer.options, TableConfig.load(writer.storage))
         done = services.clean(writer, cfg)
-        cleans = [done] if done else []
+        cleans: list[str] = [done] if done else []
     else:
         pending = sorted(i.requested_time for i in writer.timeline().pending().of_actions(CLEAN))
         _execute_pending(writer)

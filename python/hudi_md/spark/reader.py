@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -20,8 +20,10 @@ if TYPE_CHECKING:
     from hudi_md.planning.expressions import Expression
 
 
-def _merge_slices(path: str, options: Mapping[str, str], columns: list[str] | None, as_of: str | None):
-    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _merge_slices(
+    path: str, options: Mapping[str, str], columns: list[str] | None, as_of: str | None
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def fn(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from hudi_md.planning.scan import with_values
         from hudi_md.read.merge import MergeSpec
         from hudi_md.read.slice_reader import instant_validator, read_file_slice
@@ -156,6 +158,7 @@ def _spark_condition(expr: Expression) -> Column:
         Not,
         Op,
         Or,
+        Predicate,
         SetPredicate,
         UnaryPredicate,
     )
@@ -170,8 +173,9 @@ def _spark_condition(expr: Expression) -> Column:
         return _spark_condition(expr.left) | _spark_condition(expr.right)
     if isinstance(expr, Not):
         return ~_spark_condition(expr.child)
-    name = expr.term.name if hasattr(expr.term, "name") else expr.term.field.name
-    col = F.col(f"`{name}`")
+    if not isinstance(expr, Predicate):
+        raise TypeError(f"cannot translate {expr!r} for Spark")
+    col = F.col(f"`{expr.column}`")
     if isinstance(expr, UnaryPredicate):
         return col.isNull() if expr.op == Op.IS_NULL else col.isNotNull()
     if isinstance(expr, SetPredicate):

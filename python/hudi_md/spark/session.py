@@ -125,7 +125,9 @@ def last_plan(spark: SparkSession) -> dict[str, Any]:
     """The last ``hudi-md`` plan made in this driver JVM: ``{"path", "latest_instant", "filters",
     "counters"}`` (``filters``: the expression JSON sent to the planner)
     (empty when nothing was planned yet)."""
-    text = spark.sparkContext._jvm.hudi.md.spark.HudiMdFileIndex.lastPlanJson()
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # set while a SparkContext exists (pyspark asserts the same)
+    text = jvm.hudi.md.spark.HudiMdFileIndex.lastPlanJson()
     return json.loads(text)
 
 

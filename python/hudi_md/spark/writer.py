@@ -6,14 +6,14 @@ statistics that come back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from hudi_md.errors import HudiMdError, RecordMergeError, SchemaEvolutionError
+from hudi_md.errors import HudiMdError, MetadataTableError, RecordMergeError, SchemaEvolutionError
 from hudi_md.spark import protocol as P
 from hudi_md.spark.reader import session_s3a_conf
 from hudi_md.storage.hadoop_s3a import is_s3_path, s3a_storage_options
@@ -49,6 +49,9 @@ KEY, PART = "_hoodie_record_key", "_hoodie_partition_path"
 # rewrites rows by the keys they have)
 GIVEN_KEY = "_hoodie_md_given_key"
 
+# What DataFrame.mapInArrow runs on each Spark partition's record batches
+BatchMap = Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
 
 def _add_keys(
     cfg: WriteConfig,
@@ -57,7 +60,7 @@ def _add_keys(
     table: str,
     deletes: bool = False,
     instant: str = "",
-):
+) -> BatchMap:
     """Each batch as the table takes it (the writer schema's columns, values converted), with its
     record keys, partition paths and op codes (:func:`hudi_md.write.tagging.operation_codes`);
     ``deletes``: rows whose :data:`DELETE_FLAG` is true are deletes. A table without record key
@@ -69,7 +72,7 @@ def _add_keys(
     from hudi_md.write import keygen
     from hudi_md.write.tagging import operation_codes, record_keys_of
 
-    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def fn(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         context = TaskContext.get()
         task = context.partitionId() if context is not None else 0
         row = 0
@@ -99,13 +102,13 @@ def _add_keys(
     return fn
 
 
-def _dedupe(cfg: WriteConfig):
+def _dedupe(cfg: WriteConfig) -> BatchMap:
     """The records of each Spark partition merged by key (partitions hash on partition path and
     key), by the same rule as the local writer's (:func:`hudi_md.read.merge.dedupe`); ``_seq``
     is the records' order in the written DataFrame."""
     merge = cfg.merge_spec()
 
-    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def fn(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from hudi_md.read.merge import dedupe
 
         collected = [b for b in batches if b.num_rows]
@@ -149,16 +152,20 @@ def _typed_error(e: BaseException) -> HudiMdError | None:
 _GROUPS = pa.schema([("p", pa.string()), ("fid", pa.string())])
 
 
-def _lookup_record_index(uri: str, storage_options: dict[str, Any], live: frozenset[tuple[str, str]]):
+def _lookup_record_index(
+    uri: str, storage_options: dict[str, Any], live: frozenset[tuple[str, str]]
+) -> BatchMap:
     """Tag keys with their record-index file group, only when that group is live: an entry left
     behind for a replaced or deleted group must not route an update into it (the row would be
     written as a slice no reader sees)."""
 
-    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def fn(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from hudi_md.api import open_table
 
         table = open_table(uri, {**storage_options, "hoodie.metadata.enable": "true"})
         mdt = table.metadata_table
+        if mdt is None:  # the driver found a record index: the MDT went away meanwhile
+            raise MetadataTableError(f"{uri}: the metadata table (its record index) did not open")
         groups = pa.table({"p": [p for p, _ in live], "fid": [f for _, f in live]}, schema=_GROUPS)
         for b in batches:
             keys = b.column(b.schema.get_field_index(KEY)).cast(pa.string())
@@ -176,12 +183,12 @@ def _lookup_record_index(uri: str, storage_options: dict[str, Any], live: frozen
     return fn
 
 
-def _read_keys(uri: str, storage_options: dict[str, Any], *, routing: bool = False):
+def _read_keys(uri: str, storage_options: dict[str, Any], *, routing: bool = False) -> BatchMap:
     """Executors read the keys of the listed file slices: the live ones, or (``routing``:
     tagging without a record index) the keys updates route to them
     (:meth:`~hudi_md.read.slice_reader.SliceRowReader.routing_keys`)."""
 
-    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def fn(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from hudi_md.api import open_table
         from hudi_md.read.slice_reader import SliceRowReader
 
@@ -210,7 +217,7 @@ def _read_keys(uri: str, storage_options: dict[str, Any], *, routing: bool = Fal
 Buckets = Mapping[str, list[tuple[str, int]]]
 
 
-def _assign_inserts(buckets: Buckets, offsets: Mapping[tuple[int, str], int]):
+def _assign_inserts(buckets: Buckets, offsets: Mapping[tuple[int, str], int]) -> BatchMap:
     """Each new record (no file group, op ``U``) to its partition's buckets ``(file id, records)``,
     filled in order: the task's new records of a partition are the numbers ``offsets[(Spark
     partition, partition)]`` on (:func:`_insert_offsets`), so every bucket takes exactly its
@@ -222,7 +229,7 @@ def _assign_inserts(buckets: Buckets, offsets: Mapping[tuple[int, str], int]):
 
     ends = {p: list(itertools.accumulate(n for _, n in choices)) for p, choices in buckets.items()}
 
-    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def fn(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         context = TaskContext.get()
         task = context.partitionId() if context is not None else 0
         seen: dict[str, int] = {}
@@ -335,8 +342,8 @@ def _measure(keyed: Any) -> _Measure:
     return _Measure(rows_by_partition, rows, size // max(1, rows), {r[0]: int(r[2]) for r in found})
 
 
-def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTask]):
-    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _write_groups(ctx: WriteContext, tasks: Mapping[tuple[str, str], FileGroupTask]) -> BatchMap:
+    def fn(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow.compute as pc
 
         from hudi_md.write.file_groups import execute
@@ -395,19 +402,24 @@ def write_dataframe(
     # the table refuses fails here).
     schema = writer.writer_schema_before_recovery(arrow_schema, operation, cfg)
     # generated keys carry the instant: keyed once it exists
-    early = schema is not None and bool(cfg.record_key_fields)
-    keyed, measured = _keyed(df, cfg, operation, schema, uri, deletes) if early else (None, None)
+    early = (
+        _keyed(df, cfg, operation, schema, uri, deletes)
+        if schema is not None and cfg.record_key_fields
+        else None
+    )
     # The same protocol as HudiWriter.write: under the table lock the instant starts (a single
     # writer keeps the lock to the end; under optimistic concurrency control it is taken again
     # only to commit, by finish_commit, which checks for conflicts).
     session = writer.start_write(operation, arrow_schema)
     try:
-        if keyed is None or session.writer_schema != schema:  # another writer changed it meanwhile
-            if keyed is not None:
-                keyed.unpersist()
+        if early is None or session.writer_schema != schema:  # another writer changed it meanwhile
+            if early is not None:
+                early[0].unpersist()
             keyed, measured = _keyed(
                 df, session.cfg, operation, session.writer_schema, uri, deletes, session.instant
             )
+        else:
+            keyed, measured = early
         commit = _write_started(df, keyed, measured, writer, session, uri, storage_options, arrow_schema)
     except BaseException as e:
         typed = _typed_error(e) if not isinstance(e, HudiMdError) else None

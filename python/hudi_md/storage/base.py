@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import posixpath
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -387,7 +388,7 @@ class Storage:
         out.sort(key=lambda s: s.path)
         return out
 
-    def walk_files(self, path: str = "") -> list[FileStatus]:
+    def walk_files(self, path: str = "") -> builtins.list[FileStatus]:
         """Every file below a directory, at any depth (one recursive listing: on object stores a
         listing without delimiter, paged); a missing directory walks as empty."""
         self.stats.record("list", self._count_key(path))
@@ -609,6 +610,6 @@ def _mtime(entry: dict[str, Any]) -> float | None:
     return None
 
 
-def join(*parts: Iterable[str] | str) -> str:
+def join(*parts: str) -> str:
     """Join relative storage paths, ignoring empty parts."""
-    return "/".join(p.strip("/") for p in parts if p and str(p).strip("/"))  # type: ignore[union-attr]
+    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))

@@ -14,6 +14,7 @@ tool's and an MDT build's listing).
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 
 from hudi_md.storage.base import FileStatus, InputFile, Storage
@@ -56,10 +57,10 @@ class FederatedStorage(Storage):
         """The table path's directory (``.hoodie``, partition metadata): data files are not there."""
         return self.table.list(path)
 
-    def walk_files(self, path: str = "") -> list[FileStatus]:
+    def walk_files(self, path: str = "") -> builtins.list[FileStatus]:
         return self.table.walk_files(path)
 
-    def data_files(self) -> list[FileStatus]:
+    def data_files(self) -> builtins.list[FileStatus]:
         """Every file under the storage path, by its path relative to it (other tables' too when
         they share the storage path)."""
         return self.data.walk_files("")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeAlias
 
 # .<fileId>_<instant>.log.<version>_<writeToken>[.cdc]
 _LOG_RE = re.compile(r"^\.([^._]+)_([^.]*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
@@ -15,6 +16,9 @@ BASE_FILE_PATTERN = (
 _BASE_RE = re.compile(BASE_FILE_PATTERN)
 
 BASE_FILE_EXTENSIONS = frozenset({"parquet", "hfile", "orc", "lance"})
+
+# LogFileName.sort_key: instant, version, the write token's numbers (or the token), is_cdc
+LogSortKey: TypeAlias = tuple[str, int, tuple[int, ...] | tuple[str], bool]
 
 
 @dataclass(frozen=True, order=True)
@@ -53,7 +57,7 @@ class LogFileName:
             return None
         return cls(m.group(1), m.group(2), int(m.group(4)), m.group(6) or "", bool(m.group(10)), name)
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> LogSortKey:
         """Hudi's ``LogFileComparator``: instant, version, write token, suffix."""
         return (self.instant, self.version, _token_key(self.write_token), self.is_cdc)
 
@@ -62,7 +66,7 @@ class LogFileName:
         return f".{file_id}_{instant}.log.{version}_{write_token}"
 
 
-def _token_key(token: str) -> tuple:
+def _token_key(token: str) -> tuple[int, ...] | tuple[str]:
     parts = token.split("-")
     try:
         return tuple(int(p) for p in parts)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from hudi_md.table.config import TableConfig
-from hudi_md.table.filenames import BaseFileName, LogFileName
+from hudi_md.table.filenames import BaseFileName, LogFileName, LogSortKey
 from hudi_md.table.listing import FileEntry, ListingSource
 from hudi_md.table.timeline import COMPACTION, LOG_COMPACTION, Timeline
 
@@ -45,7 +45,7 @@ class LogFile:
     def path(self) -> str:
         return posixpath.join(self.partition_path, self.name) if self.partition_path else self.name
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> LogSortKey | tuple[str, int, str]:
         parsed = LogFileName.parse(self.name)
         return parsed.sort_key() if parsed else (self.instant, self.version, self.write_token)
 

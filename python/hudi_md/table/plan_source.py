@@ -94,8 +94,11 @@ class RecordLocator(Protocol):
 
 class PlanSource(Protocol):
     name: str
-    stats: StatsSource | None
-    record_locations: RecordLocator | None
+
+    @property
+    def stats(self) -> StatsSource | None: ...
+    @property
+    def record_locations(self) -> RecordLocator | None: ...
 
     def partitions(self, hint: PlanHint) -> Partitions:
         """The partitions ``hint``'s filter may touch (all of them when the source cannot narrow)."""

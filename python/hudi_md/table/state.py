@@ -234,6 +234,7 @@ class TableState:
             return False
         config, storage = self.config, self.storage
         layout, path = config.timeline_layout_version, config.timeline_path
+        timeline: Timeline | None
         try:
             if storage.is_local_disk:  # no round trip to save, and threads cost more than they do
                 props, timeline = TableConfig.load(storage, config), Timeline.load(storage, path, layout)

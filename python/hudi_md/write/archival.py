@@ -45,6 +45,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hudi_md.config import metadata as M
 from hudi_md.config import services as S
@@ -288,7 +289,7 @@ def _earliest_to_retain_for_clustering(timeline: Timeline, cleaner_policy: str) 
     return at_or_after[0].requested_time if at_or_after else None
 
 
-def _clean_plan(timeline: Timeline, clean: Instant) -> dict | None:
+def _clean_plan(timeline: Timeline, clean: Instant) -> dict[str, Any] | None:
     requested = Instant(
         clean.requested_time, CLEAN, State.REQUESTED, None, f"{clean.requested_time}.clean.requested"
     )
@@ -300,7 +301,7 @@ def _clean_plan(timeline: Timeline, clean: Instant) -> dict | None:
 
 
 def _earliest_replaced_savepoint_in_clean(
-    timeline: Timeline, cleaner_policy: str, plan: dict | None, ectr: str | None
+    timeline: Timeline, cleaner_policy: str, plan: dict[str, Any] | None, ectr: str | None
 ) -> str | None:
     """``ClusteringUtils.getEarliestReplacedSavepointInClean``."""
     if plan is None or cleaner_policy == "KEEP_LATEST_FILE_VERSIONS" or not ectr:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_md.errors import UnsupportedFeatureError
 from hudi_md.formats.commit_metadata import WriteStat
 from hudi_md.formats.commit_metadata_writer import (
     commit_metadata_record,
@@ -57,7 +58,7 @@ def plan_compaction(storage: Storage, state: TableState) -> tuple[dict[str, Any]
     ]
     if not slices:
         return None
-    plan = {
+    plan: dict[str, Any] = {
         "operations": [
             {
                 "baseInstantTime": s.base_instant,
@@ -76,6 +77,23 @@ def plan_compaction(storage: Storage, state: TableState) -> tuple[dict[str, Any]
         "preserveHoodieMetadata": True,
     }
     return plan, slices
+
+
+def _writer_schema(state: TableState) -> str:
+    """The table's Avro writer schema as Apache Hudi's ``TableSchemaResolver`` finds it: the latest
+    completed write that records one (a write may record none, or an empty one), else
+    ``hoodie.table.create.schema``."""
+    timeline = state.timeline
+    for instant in reversed(timeline.write_timeline().instants):
+        text = (timeline.metadata(instant).get("extraMetadata") or {}).get("schema")
+        if text:
+            return str(text)
+    if state.config.create_schema:
+        return state.config.create_schema
+    raise UnsupportedFeatureError(
+        "compaction needs the table's writer schema: no completed write records one, and "
+        "hoodie.properties has no hoodie.table.create.schema"
+    )
 
 
 def compact(table: WritableTable) -> WriteResult | None:
@@ -98,10 +116,7 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
     schema = state.schema
     merge = MergeSpec.from_config(state.config)
     valid = instant_validator(state.timeline)
-    last_commit = state.timeline.write_timeline().last()
-    avro_schema = (
-        state.timeline.metadata(last_commit).get("extraMetadata", {}).get("schema") if last_commit else None
-    )
+    avro_schema = _writer_schema(state)
     avro_with_meta = json.dumps(with_meta_fields(json.loads(avro_schema)), separators=(",", ":"))
     # the columns every writer indexes (index.json's, else Hudi's first 32)
     indexed = indexed_columns(table.storage)
@@ -164,7 +179,7 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
     meta = commit_metadata_record(
         stats_by_partition(r.write_stat for r in results),
         operation_type="COMPACT",
-        extra_metadata={"schema": avro_schema or ""},
+        extra_metadata={"schema": avro_schema},
         compacted=True,
     )
     config = TableConfig.load(table.storage)

@@ -9,7 +9,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -190,6 +190,17 @@ def _range_from_json(d: dict[str, Any], _type: Any) -> ColumnRange:
 # --- stats of rows written to a log file ---------------------------------------------------------
 
 
+class _StatCounts(TypedDict):
+    """What a base file's and a log file's write stats share (WriteStat.base / WriteStat.delta)."""
+
+    size: int
+    num_writes: int
+    num_inserts: int
+    num_updates: int
+    num_deletes: int
+    prev_commit: str | None
+
+
 def _write_stat(
     task: FileGroupTask,
     path: str,
@@ -203,7 +214,7 @@ def _write_stat(
     total_log_records: int = 0,
     total_log_blocks: int = 0,
 ) -> WriteStat:
-    counts = {
+    counts: _StatCounts = {
         "size": size,
         "num_writes": num_writes,
         "num_inserts": num_inserts,
@@ -521,7 +532,7 @@ def _ordering_values(rows: pa.Table, merge: MergeSpec) -> list[Any]:
     """Each flagged record's ordering value, wrapped as Hudi wraps the column's Java type."""
     from hudi_md.formats.logfile_writer import WrappedValue
 
-    columns = []
+    columns: list[list[object]] = []
     for name in merge.ordering_fields:
         if name not in rows.column_names:
             columns.append([None] * rows.num_rows)

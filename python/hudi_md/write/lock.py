@@ -269,12 +269,13 @@ class TableLock:
                 return False
             return now - mtime > self.foreign_expiry_s
         try:
-            info = json.loads(data)
-            if not isinstance(info, dict):
+            loaded = json.loads(data)
+            if not isinstance(loaded, dict):
                 raise ValueError("not an object")
         except ValueError:
             # Torn or foreign: stale once it has not changed for the expiry.
             return mtime is not None and now - mtime > self.expiry_s
+        info: dict[str, Any] = loaded
         host, pid, token = info.get("host"), info.get("pid"), info.get("token")
         if host == socket.gethostname() and isinstance(pid, int):
             if pid == os.getpid():

@@ -8,6 +8,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -114,7 +115,7 @@ class LSMTimelineWriter:
 
     # --- rows ---
 
-    def row(self, action: ActiveAction) -> dict:
+    def row(self, action: ActiveAction) -> dict[str, Any]:
         """``MetadataConversionUtils.createLSMTimelineInstant``."""
         metadata = self._read(action.completed) or None  # an empty completed file has no metadata
         plan: bytes | None = None
@@ -146,7 +147,7 @@ class LSMTimelineWriter:
         except FileNotFoundError:
             return None
 
-    def _write_rows(self, name: str, rows: list[dict]) -> None:
+    def _write_rows(self, name: str, rows: list[dict[str, Any]]) -> None:
         from hudi_md.write.base_file import write_base_file
 
         schema = schema_json("HoodieLSMTimelineInstant")
@@ -228,7 +229,7 @@ class LSMTimelineWriter:
         hi = max(file_range(c)[1] for c in candidates)
         name = f"{lo}_{hi}_{file_level(candidates[0]) + 1}.parquet"
         self._remove(name)
-        rows: list[dict] = []
+        rows: list[dict[str, Any]] = []
         for c in candidates:
             rows.extend(read_data_file(self.storage, self._file(c)))
         self._write_rows(name, rows)

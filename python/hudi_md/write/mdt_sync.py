@@ -102,11 +102,12 @@ def mdt_records_for_commit(
             keys = set(replaced_keys) if replaced_keys is not None else state.keys_of_replaced()
             records.extend(record_index_delete(k) for k in sorted(keys))
         for r in results:
-            p = r.write_stat.partition_path
-            keys = r.inserted_keys
-            if len(keys):
-                column = keys if isinstance(keys, pa.Array) else pa.array(keys, pa.string())
-                records.append(record_index_batch(column, p, r.write_stat.file_id, instant))
+            p, file_id = r.write_stat.partition_path, r.write_stat.file_id
+            inserted = r.inserted_keys
+            if len(inserted):
+                assert file_id is not None  # a stat of this writer's names its file group
+                column = inserted if isinstance(inserted, pa.Array) else pa.array(inserted, pa.string())
+                records.append(record_index_batch(column, p, file_id, instant))
             records.extend(record_index_delete(key) for key in r.deleted_keys)
     if K.BLOOM_FILTERS in available:
         for r in results:
@@ -157,13 +158,15 @@ def _partition_stats(
             if col in types:
                 ranges[r.write_stat.partition_path][col].append(rng)
     mdt = state.table.metadata_table if state is not None else None
-    tight = (
-        mdt is not None
+    tight = False
+    if (
+        state is not None
+        and mdt is not None
         and column_stats_available
         and K.COLUMN_STATS in mdt.available_partitions
         and not state.earlier_writes_pending(instant)
-    )
-    if tight:
+    ):
+        tight = True
         others = {p: names for p, names in state.other_live_files(results).items() if names}
         if others:
             columns = sorted({c for p in others for c in ranges.get(p, {})})

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import pyarrow as pa
 
@@ -229,9 +229,14 @@ def _is(t: pa.DataType, predicate: str) -> bool:
 # --- table form -> writer form -----------------------------------------------------------------------
 
 
+@overload
+def _null_first(schema: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def _null_first(schema: AvroSchema) -> AvroSchema: ...
 def _null_first(schema: AvroSchema) -> AvroSchema:
+    # a dict comes back as itself, rewritten in place; a union as a new list
     if isinstance(schema, list):
-        branches = [_null_first(b) for b in schema]
+        branches: list[AvroSchema] = [_null_first(b) for b in schema]
         if "null" in branches:
             branches = ["null"] + [b for b in branches if b != "null"]
         return branches

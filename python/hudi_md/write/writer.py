@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -407,10 +408,11 @@ class HudiWriter(WritableTable):
         except BaseException:
             lock.release()
             raise
+        kept: TableLock | None = lock  # a single writer keeps it until end_write
         if cfg.concurrency.optimistic:
             lock.release()
-            lock = None
-        return WriteSession(cfg, config, txn, timeline, avro_schema, operation, lock, evolved)
+            kept = None
+        return WriteSession(cfg, config, txn, timeline, avro_schema, operation, kept, evolved)
 
     def _begin(self, cfg: WriteConfig, operation: str, lock: TableLock, timeline: Timeline) -> Transaction:
         """Step 3a, under the table lock. The instant's time is after every requested and
@@ -420,7 +422,7 @@ class HudiWriter(WritableTable):
         action = REPLACE_COMMIT if operation in OVERWRITES else (DELTA_COMMIT if cfg.is_mor else COMMIT)
         plan = b""
         if action == REPLACE_COMMIT:
-            requested = {
+            requested: dict[str, Any] = {
                 "operationType": OPERATION_TYPES[operation],
                 "clusteringPlan": None,
                 "extraMetadata": {},
@@ -629,8 +631,8 @@ class HudiWriter(WritableTable):
         No rollback instant is needed, since no reader ever saw the instant completed."""
         txn = session.txn
         files: dict[str, set[str]] = {}
-        for p, names in marked_files(self.storage, txn.instant).items():
-            files.setdefault(p, set()).update(names)
+        for p, marked in marked_files(self.storage, txn.instant).items():
+            files.setdefault(p, set()).update(marked)
         for r in results:
             if r.write_stat.file_name:
                 files.setdefault(r.write_stat.partition_path, set()).add(r.write_stat.file_name)

@@ -162,6 +162,7 @@ def parse_trailer(tail: bytes, file_size: int) -> HFileTrailer:
             if not isinstance(value, bytes):
                 raise Corrupt("trailer encryption_key has the wrong wire type")
             values["encryption_key"] = value
+    # values: each field's wire type was checked above
     trailer = HFileTrailer(major_version=major, minor_version=minor, **values)  # type: ignore[arg-type]
     for required in ("load_on_open_data_offset", "file_info_offset"):
         if required not in seen:

@@ -172,13 +172,13 @@ _Crc = Callable[[bytes | memoryview], int]
 def _pick_crc32c() -> tuple[_Crc, str]:
     """Prefer a native CRC-32C if one happens to be installed; none is required (or declared)."""
     try:  # pragma: no cover - depends on the environment
-        import crc32c as native  # type: ignore[import-not-found]
+        import crc32c as native  # type: ignore[import-not-found]  # optional, may be absent
 
         return (lambda d: int(native.crc32c(d))), "crc32c"
     except ImportError:
         pass
     try:  # pragma: no cover - depends on the environment
-        import google_crc32c as google  # type: ignore[import-not-found]
+        import google_crc32c as google  # type: ignore[import-not-found]  # optional, may be absent
 
         return (lambda d: int(google.value(bytes(d)))), "google_crc32c"
     except ImportError:

@@ -143,6 +143,7 @@ class _Parser:
         if tok.kind in ("str", "int"):
             value = self.literal()
             op = self.operator()
+            # op: a str, which pydantic checks against the Literal
             return P.Filter(op=_FLIP[op], column=self.key(), value=value)  # type: ignore[arg-type]
         key = self.key()
         nxt = self.peek().word()
@@ -161,6 +162,7 @@ class _Parser:
         if nxt in ("in", "not"):
             return self.membership(key)
         op = self.operator()
+        # op: a str, which pydantic checks against the Literal
         return P.Filter(op=op, column=key, value=self.literal())  # type: ignore[arg-type]
 
     def membership(self, key: str) -> P.Filter:
