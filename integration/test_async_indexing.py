@@ -534,6 +534,7 @@ def test_hudi_schedules_hudi_md_shows_runs_and_drops(hudi: Any, tables_root: Pat
             "instant": t,
             "state": "requested",
             "partitions": [{"partition": "record_index", "up_to_instant": base}],
+            "error": None,  # no run has failed on it
         }
     ]
     assert shown["available"] == ["files"] and shown["inflight"] == []  # Hudi lists them at run
