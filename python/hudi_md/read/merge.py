@@ -575,7 +575,12 @@ class StoredMerge:
 
 
 def merge_with_stored(
-    stored: pa.Table, incoming: pa.Table, merge: MergeSpec, *, table: str = "table"
+    stored: pa.Table,
+    incoming: pa.Table,
+    merge: MergeSpec,
+    *,
+    table: str = "table",
+    flagged: pa.Array | None = None,
 ) -> StoredMerge:
     """Merge a write's records (one per key) with the stored rows of the same file group, by the
     table's rules (a COW update; Hudi's merge handle): a record of a stored key replaces it when it
@@ -584,11 +589,14 @@ def merge_with_stored(
     delete. Both tables need ``_hoodie_record_key`` and the ordering columns, in the same types.
 
     Under event time a null ordering value on either side of a key raises
-    :class:`RecordMergeError` (Hudi 1.2 fails there).
+    :class:`RecordMergeError` (Hudi 1.2 fails there). ``flagged``: incoming records that are deletes
+    though they carry no delete marker column (a MERGE INTO's DELETE on MOR: ordered like records).
     """
     stored_keys = stored.column(RECORD_KEY_COLUMN).combine_chunks()
     in_keys = incoming.column(RECORD_KEY_COLUMN).combine_chunks()
     deletes = delete_mask(incoming, merge)
+    if flagged is not None:
+        deletes = pc.or_(deletes, flagged)
     if incoming.num_rows == 0:
         return StoredMerge(pa.array(np.ones(stored.num_rows, dtype=bool)), pa.array([], pa.bool_()))
     at = pc.index_in(in_keys, value_set=stored_keys)  # stored row of each incoming key, or null

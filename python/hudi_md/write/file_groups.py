@@ -258,7 +258,10 @@ def execute(ctx: WriteContext, task: FileGroupTask, rows: pa.Table, task_partiti
     incoming = (
         pa.concat_tables([upserts, flagged], promote_options="default") if flagged.num_rows else upserts
     )
-    return _merge_base(ctx, storage, task, incoming, deleted_keys, token, task_partition_id)
+    # the flagged records are deletes whether or not a marker column says so (MOR's MERGE INTO
+    # DELETE, merged into a small file's base file here rather than logged)
+    is_flagged = pa.array(np.arange(incoming.num_rows) >= upserts.num_rows)
+    return _merge_base(ctx, storage, task, incoming, deleted_keys, token, task_partition_id, is_flagged)
 
 
 def _arrow_schema(ctx: WriteContext) -> pa.Schema:
@@ -350,9 +353,11 @@ def _merge_base(
     deleted_keys: list[str],
     token: str,
     tpid: int,
+    flagged: pa.Array | None = None,
 ) -> TaskResult:
     """COW update: a new version of the base file, the write's records merged with the stored
-    rows by the table's rules (:func:`hudi_md.read.merge.merge_with_stored`), deleted keys removed."""
+    rows by the table's rules (:func:`hudi_md.read.merge.merge_with_stored`), deleted keys removed;
+    ``flagged``: which incoming records are deletes ordered like records."""
     import pyarrow.parquet as pq
 
     from hudi_md.formats.avro_arrow import align_to_schema
@@ -366,7 +371,7 @@ def _merge_base(
     old = align_to_schema(old, schema)
     old_keys = old.column("_hoodie_record_key")
     deleted = pa.array(deleted_keys, pa.string())
-    merged = merge_with_stored(old, incoming, _merge_spec(ctx), table=ctx.base_uri)
+    merged = merge_with_stored(old, incoming, _merge_spec(ctx), table=ctx.base_uri, flagged=flagged)
     keep = pc.and_(merged.keep_stored, pc.invert(pc.is_in(old_keys.combine_chunks(), value_set=deleted)))
     kept = old.filter(keep)
     kept = kept.set_column(
