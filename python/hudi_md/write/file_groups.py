@@ -309,6 +309,27 @@ def write_parquet_file(
     return path, (result, bloom)
 
 
+def _base_file_result(
+    ctx: WriteContext,
+    stat: WriteStat,
+    res: Any,
+    bloom: Any,
+    *,
+    inserted_keys: pa.Array | list[str],
+    deleted_keys: list[str] | None = None,
+) -> TaskResult:
+    """The result of writing a base file: its stats of the indexed columns and, when the MDT's
+    bloom_filters partition wants it, its bloom filter."""
+    return TaskResult(
+        stat,
+        {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
+        bloom.serialize() if bloom and ctx.index_blooms else None,
+        "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
+        inserted_keys=inserted_keys,
+        deleted_keys=deleted_keys or [],
+    )
+
+
 def _write_new_base(
     ctx: WriteContext, storage: Storage, task: FileGroupTask, upserts: pa.Table, token: str, tpid: int
 ) -> TaskResult:
@@ -325,12 +346,8 @@ def _write_new_base(
         num_deletes=0,
         is_log=False,
     )
-    return TaskResult(
-        stat,
-        {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
-        bloom.serialize() if bloom and ctx.index_blooms else None,
-        "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
-        inserted_keys=table.column("_hoodie_record_key").combine_chunks(),
+    return _base_file_result(
+        ctx, stat, res, bloom, inserted_keys=table.column("_hoodie_record_key").combine_chunks()
     )
 
 
@@ -398,11 +415,11 @@ def _merge_base(
         is_log=False,
     )
     new_keys = written_keys.filter(pc.invert(pc.is_in(written_keys, value_set=old_key_set)))
-    return TaskResult(
+    return _base_file_result(
+        ctx,
         stat,
-        {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
-        bloom.serialize() if bloom and ctx.index_blooms else None,
-        "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
+        res,
+        bloom,
         inserted_keys=new_keys if len(new_keys) else [],
         deleted_keys=removed.to_pylist(),
     )
@@ -441,12 +458,8 @@ def _concat_base(
         num_deletes=0,
         is_log=False,
     )
-    return TaskResult(
-        stat,
-        {k: v for k, v in res.column_stats.items() if k in ctx.index_columns},
-        bloom.serialize() if bloom and ctx.index_blooms else None,
-        "DYNAMIC_V0" if bloom and ctx.index_blooms else None,
-        inserted_keys=incoming.column("_hoodie_record_key").combine_chunks(),
+    return _base_file_result(
+        ctx, stat, res, bloom, inserted_keys=incoming.column("_hoodie_record_key").combine_chunks()
     )
 
 
