@@ -78,6 +78,14 @@ def table(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
 # --- schemas and arguments ------------------------------------------------------------------------
 
 # What Apache Hudi 1.2's bundle reports (Procedure.outputType), as (name, Spark SQL type).
+# run_clustering and show_clustering (Apache Hudi 1.2's RunClusteringProcedure and
+# ShowClusteringProcedure, read from the bundle through py4j)
+CLUSTERING_ROWS = [
+    ("timestamp", "string"),
+    ("input_group_size", "int"),
+    ("state", "string"),
+    ("involved_partitions", "string"),
+]
 HUDI_SCHEMAS = {
     "show_commits": [
         ("commit_time", "string"),
@@ -118,6 +126,8 @@ HUDI_SCHEMAS = {
         ("delta_files_compaction_unscheduled", "string"),
     ],
     "run_compaction": [("timestamp", "string"), ("operation_size", "int"), ("state", "string")],
+    "run_clustering": CLUSTERING_ROWS,
+    "show_clustering": CLUSTERING_ROWS,
     "run_clean": [
         ("start_clean_time", "string"),
         ("time_taken_in_millis", "bigint"),
@@ -131,6 +141,26 @@ HUDI_SCHEMAS = {
 }
 # Hudi 1.2's parameters, in order (name, required).
 HUDI_PARAMETERS = {
+    "run_clustering": [
+        ("table", False),
+        ("path", False),
+        ("predicate", False),
+        ("order", False),
+        ("show_involved_partition", False),
+        ("op", False),
+        ("order_strategy", False),
+        ("options", False),
+        ("instants", False),
+        ("selected_partitions", False),
+        ("partition_regex_pattern", False),
+        ("limit", False),
+    ],
+    "show_clustering": [
+        ("table", False),
+        ("path", False),
+        ("limit", False),
+        ("show_involved_partition", False),
+    ],
     "show_commits": [("table", True), ("limit", False)],
     "show_commit_files": [("table", True), ("limit", False), ("instant_time", True)],
     "show_fsview_latest": [
@@ -652,3 +682,44 @@ def test_show_metadata_table_stats(table: tuple[str, str]) -> None:
     assert stats == {}
     with pytest.raises(InvalidOptionError, match=r"show_metadata_table_stats: argument filter"):
         call("show_metadata_table_stats", path, {"filter": "stat_key like 'files%'"}, {})
+
+
+@pytest.mark.parametrize("table_type", [COW, MOR])
+def test_run_clustering_schedule_execute_and_show(tmp_path: Path, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    _three_commits(path, table_type)
+    before = _read(path)
+    partitions = sorted({s["partition_path"] for s in hudi_md.open_table(path).file_slices().to_pylist()})
+    [scheduled] = call(
+        "run_clustering",
+        path,
+        {"op": "schedule", "order": "id", "show_involved_partition": "true"},
+        {},
+    ).to_pylist()
+    assert scheduled["state"] == "REQUESTED"
+    assert scheduled["input_group_size"] == len(partitions)
+    assert scheduled["involved_partitions"] == ",".join(partitions)
+    shown = call("show_clustering", path, {}, {}).to_pylist()
+    assert shown == [{**scheduled, "involved_partitions": "*"}]
+    with pytest.raises(
+        InvalidOptionError, match=r"run_clustering: argument instants: no pending clustering 1"
+    ):
+        call("run_clustering", path, {"op": "execute", "instants": "1"}, {})
+    with pytest.raises(InvalidOptionError, match=r"run_clustering: argument order"):
+        call("run_clustering", path, {"op": "schedule", "order": "nope"}, {})
+    [ran] = call("run_clustering", path, {"op": "execute"}, {}).to_pylist()
+    assert ran == {**scheduled, "state": "COMPLETED", "involved_partitions": "*"}
+    t = hudi_md.open_table(path)
+    done = t.timeline.write_timeline().last()
+    assert done is not None and (done.requested_time, done.action) == (ran["timestamp"], "replacecommit")
+    assert all(
+        s["base_instant"] == ran["timestamp"] and not s["log_files"] for s in t.file_slices().to_pylist()
+    )
+    assert _read(path) == before == _hudi_rs(path)
+    assert call("show_clustering", path, {}, {}).num_rows == 0
+    # the default op schedules and runs; each partition's single group again (single-group clustering)
+    [again] = call("run_clustering", path, {"order_strategy": "z-order", "order": "id,ts"}, {}).to_pylist()
+    assert again["state"] == "COMPLETED" and again["timestamp"] > ran["timestamp"]
+    assert _read(path) == before == _hudi_rs(path)
+    with pytest.raises(InvalidOptionError, match=r"run_clustering: argument order_strategy"):
+        call("run_clustering", path, {"order_strategy": "spiral"}, {})

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 # Every error class, so that a caller catches one without importing the module raising it.
 from hudi_md.errors import (
+    ClusteringError,
     CommitCompletedError,
     CommitMetadataError,
     CommitStateUnknownError,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "ClusteringError",
     "CommitCompletedError",
     "CommitMetadataError",
     "CommitStateUnknownError",

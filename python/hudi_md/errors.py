@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "ClusteringError",
     "CommitCompletedError",
     "CommitMetadataError",
     "CommitStateUnknownError",
@@ -209,20 +210,25 @@ class HeartbeatExpiredError(HudiMdError):
 
 
 class PendingClusteringError(HudiMdError):
-    """A write would update file groups that a pending clustering (Apache Hudi's; hudi-md does
-    not run clustering) reads: refused, as Hudi's ``SparkRejectUpdateStrategy`` refuses it. Run
-    or roll back the clustering with Apache Hudi first; inserts are not affected."""
+    """A write would update file groups that a pending clustering reads: refused, as Apache
+    Hudi's ``SparkRejectUpdateStrategy`` refuses it. Run the clustering first (``hudi-md
+    clustering run``, or Apache Hudi); inserts are not affected."""
 
     def __init__(self, clustering_instant: str, file_groups: list[tuple[str, str]]) -> None:
         shown = ", ".join(f"{p or '<root>'}/{fid}" for p, fid in file_groups[:5])
         more = f" and {len(file_groups) - 5} more" if len(file_groups) > 5 else ""
         super().__init__(
             f"file group(s) {shown}{more} are in pending clustering {clustering_instant}; updates to "
-            "them are refused until it completes or is rolled back (Apache Hudi's "
-            "SparkRejectUpdateStrategy)"
+            "them are refused until it completes (run it: 'hudi-md clustering run PATH'; Apache "
+            "Hudi's SparkRejectUpdateStrategy)"
         )
         self.clustering_instant = clustering_instant
         self.file_groups = file_groups
+
+
+class ClusteringError(HudiMdError):
+    """A clustering plan that cannot run: a file it reads is gone, it names a file that is not
+    Hudi's, or the instant asked for is no pending clustering."""
 
 
 class IndexingTimeoutError(HudiMdError):

@@ -123,6 +123,12 @@ def _compact(path: Path, spec: Spec) -> None:
     assert services.compact(HudiWriter(str(path), options(spec.table_type, spec.mdt)))
 
 
+def _cluster(path: Path, spec: Spec) -> None:
+    """``hudi-md clustering run``: each partition's file groups rewritten into one new group (MOR:
+    its log files merged in), a replacecommit."""
+    assert services.cluster(HudiWriter(str(path), options(spec.table_type, spec.mdt)))
+
+
 def _rollback_last(path: Path, spec: Spec) -> None:
     w = HudiWriter(str(path), options(spec.table_type, spec.mdt))
     last = Timeline.load(w.storage, ".hoodie/timeline", 2).write_timeline().last()
@@ -240,6 +246,7 @@ def _specs() -> list[Spec]:
             out.append(Spec("clean_dropped_partition", table_type, mdt, dropped, _clean, _same))
             if table_type == MOR:
                 out.append(Spec("compaction", table_type, mdt, BASE, _compact, _same))
+            out.append(Spec("clustering", table_type, mdt, BASE, _cluster, _same))
             out.append(Spec("rollback_commit", table_type, mdt, BASE, _rollback_last, lambda m: m))
             out.append(Spec("restore", table_type, mdt, BASE, _restore_first, lambda m: m))
             many = [*BASE, *[("write", "upsert", range(i, 60, 5), 3 + i, 3 + i) for i in range(1, 5)]]

@@ -47,6 +47,7 @@ SIGKILLED = [
     "upsert/mor/mdt",
     "insert_overwrite/cow/mdt",
     "compaction/mor/mdt",
+    "clustering/mor/mdt",
     "clean/cow/mdt",
     "restore/mor/mdt",
     "archival/cow/mdt",

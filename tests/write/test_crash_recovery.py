@@ -491,15 +491,23 @@ def _pending_clustering(path: Path, file_slice: Any) -> str:
     return t
 
 
-def test_pending_clustering_of_apache_hudi_is_left_alone(tmp_path: Path) -> None:
-    """A clustering Apache Hudi scheduled (hudi-md cannot run it): the next writer neither rolls
-    it back nor updates the file group it reads (PendingClusteringError naming it, as Hudi's
-    SparkRejectUpdateStrategy), inserts and other file groups are written; compaction and the
-    cleaner leave that file group alone."""
+def test_pending_clustering_of_apache_hudi(tmp_path: Path) -> None:
+    """A clustering Apache Hudi scheduled for its async clustering job
+    (``hoodie.clustering.async.enabled``): the next writer neither rolls it back nor updates the
+    file group it reads (PendingClusteringError naming it, as Hudi's SparkRejectUpdateStrategy),
+    inserts and other file groups are written; compaction and the cleaner leave that file group
+    alone. A writer without an async job runs the plan first, then writes."""
     from hudi_md.errors import PendingClusteringError
 
     path = tmp_path / "t"
-    opts = _options(True, **{"hoodie.compact.inline": "false", "hoodie.clean.automatic": "false"})
+    opts = _options(
+        True,
+        **{
+            "hoodie.compact.inline": "false",
+            "hoodie.clean.automatic": "false",
+            "hoodie.clustering.async.enabled": "true",
+        },
+    )
     model = Model()
     for ids, ts, seed in [*STEPS, CRASHING]:
         HudiWriter(str(path), opts).write(rows(ids, ts, seed), "upsert")
@@ -526,3 +534,14 @@ def test_pending_clustering_of_apache_hudi_is_left_alone(tmp_path: Path) -> None
     expected = model.expected()
     assert read_hudi_md(str(path)) == expected
     assert read_hudi_rs(str(path)) == expected
+    # no async job: the writer runs Hudi's plan (the slice merged into a new file group), then writes
+    sync_opts = {**opts, "hoodie.clustering.async.enabled": "false"}
+    HudiWriter(str(path), sync_opts).write(rows(sf_ids, 5, 5), "upsert")
+    model.upsert(rows(sf_ids, 5, 5))
+    assert _pending(path) == []
+    view = hudi_md.open_table(str(path)).state.file_system_view()
+    assert target.file_id not in {s.file_id for s in view.latest_file_slices(["city=sf"])}
+    expected = model.expected()
+    assert read_hudi_md(str(path)) == expected
+    assert read_hudi_rs(str(path)) == expected
+    assert validate_metadata_table(hudi_md.open_table(str(path))) == []

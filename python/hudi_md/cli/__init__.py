@@ -1,7 +1,7 @@
 """``hudi-md``: scriptable table, timeline and metadata-table commands.
 
 One module per command group: ``table`` (table show, timeline, read), ``commits``, ``metadata``, ``index``,
-``services`` (clean, compaction, rollback, restore), ``metastore`` (the client side; the server's
+``services`` (clean, compaction, clustering, rollback, restore), ``metastore`` (the client side; the server's
 commands come from ``hudi_md.metastore_server.cli``); ``common`` holds what they share.
 
 The conventions every command keeps:
@@ -37,7 +37,7 @@ from hudi_md.cli.common import HudiMdGroup, debug_option, json_option
 from hudi_md.cli.index import index
 from hudi_md.cli.metadata import metadata
 from hudi_md.cli.metastore import metastore_group
-from hudi_md.cli.services import clean_cmd, compaction_cmd, restore_cmd, rollback_cmd
+from hudi_md.cli.services import clean_cmd, clustering_group, compaction_cmd, restore_cmd, rollback_cmd
 from hudi_md.cli.table import read_cmd, table, timeline_cmd
 
 __all__ = ["main"]
@@ -82,4 +82,5 @@ for command in (table, timeline_cmd, read_cmd, commits, metadata, index):
     main.add_command(command)
 for command in (clean_cmd, compaction_cmd, rollback_cmd, restore_cmd):
     main.add_command(command)
+main.add_command(clustering_group, "clustering")
 main.add_command(metastore_group, "metastore")

@@ -1,4 +1,4 @@
-"""``hudi-md clean | compaction | rollback | restore``: table services run by hand."""
+"""``hudi-md clean | compaction | clustering | rollback | restore``: table services run by hand."""
 
 from __future__ import annotations
 
@@ -145,4 +145,87 @@ def restore_cmd(path: str, instant: str, options: tuple[str, ...]) -> None:
     emit(
         {"restored_to": instant, "rollback_instants": done},
         lambda d: f"restored to {d['restored_to']}: {len(d['rollback_instants'])} rollbacks",
+    )
+
+
+@click.group("clustering")
+def clustering_group() -> None:
+    """Clustering: rewrite small file groups into few, sorted ones (hoodie.clustering.* options)."""
+
+
+def _clustering_summary(w: HudiWriter, instant: str) -> dict[str, Any]:
+    meta = _instant_summary(w, instant, "replacecommit")
+    replaced = meta.get("partitionToReplaceFileIds") or {}
+    written = _partition_stats(meta)
+    return {
+        "instant": instant,
+        "file_groups_replaced": sum(len(v) for v in replaced.values()),
+        "file_groups_written": sum(len(v) for v in written),
+    }
+
+
+@clustering_group.command("schedule")
+@click.argument("path")
+@option_flag
+@json_option(
+    "an object {instant: the clustering plan's instant, or null when nothing qualifies, file_groups}"
+)
+@progress_option
+@handle_errors
+def clustering_schedule_cmd(path: str, options: tuple[str, ...]) -> None:
+    """Write a clustering plan of PATH's small file groups (run it with 'hudi-md clustering run')."""
+    from hudi_md.write import services
+    from hudi_md.write.clustering import plan_groups
+    from hudi_md.write.plans import read_plan
+
+    w = cli_writer(path, options)
+    groups = 0
+    with command_progress() as progress:
+        progress.say(f"planning a clustering of {w.storage.uri()}'s small file groups...")
+        instant = services.schedule_clustering(w)
+        if instant:
+            found = w.timeline().get(instant)
+            plan = read_plan(w.storage, instant, found.action) if found else None
+            groups = sum(len(g.slices) for g in plan_groups(w.storage, plan or {}))
+        progress.done()
+    emit(
+        {"instant": instant, "file_groups": groups},
+        lambda d: (
+            f"clustering {d['instant']} scheduled: {d['file_groups']} file groups"
+            if d["instant"]
+            else "nothing to cluster"
+        ),
+    )
+
+
+@clustering_group.command("run")
+@click.argument("path")
+@click.option("--instant", default=None, help="run only this pending clustering")
+@option_flag
+@json_option(
+    "an array of {instant, file_groups_replaced, file_groups_written}, one per clustering run "
+    "(empty: nothing to cluster)"
+)
+@progress_option
+@handle_errors
+def clustering_run_cmd(path: str, instant: str | None, options: tuple[str, ...]) -> None:
+    """Run PATH's pending clusterings (Apache Hudi's too), or schedule one and run it."""
+    from hudi_md.write import services
+
+    w = cli_writer(path, options)
+    with command_progress() as progress:
+        progress.say(f"clustering {w.storage.uri()}...")
+        done = services.cluster(w, instant=instant)
+        summaries = [_clustering_summary(w, r.instant) for r in done]
+        progress.done()
+    emit(
+        summaries,
+        lambda d: (
+            "\n".join(
+                f"clustering {s['instant']}: {s['file_groups_replaced']} file groups into "
+                f"{s['file_groups_written']}"
+                for s in d
+            )
+            or "nothing to cluster"
+        ),
     )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from hudi_md.config.option import boolean, enum, integer
+from hudi_md.config.option import boolean, enum, integer, string, string_list
 
 WRITE = ("write",)
 
@@ -108,4 +108,111 @@ KEEP_MAX_COMMITS = integer(
     hudi=30,
     scopes=WRITE,
     doc="Archival runs once the active timeline holds more than this many commits.",
+)
+
+# Clustering (Apache Hudi's SparkSizeBasedClusteringPlanStrategy and SparkSortAndSizeExecutionStrategy):
+# rewrites a partition's small file groups into few, sorted ones, as a replacecommit.
+CLUSTERING_INLINE = boolean(
+    "hoodie.clustering.inline",
+    False,
+    hudi=False,
+    scopes=WRITE,
+    alternatives=("hoodie.datasource.clustering.inline.enable",),
+    doc="Cluster after a commit once hoodie.clustering.inline.max.commits commits have completed since the "
+    "last clustering (pending clustering plans run first).",
+)
+CLUSTERING_INLINE_MAX_COMMITS = integer(
+    "hoodie.clustering.inline.max.commits",
+    4,
+    hudi=4,
+    scopes=WRITE,
+    doc="Inline clustering: completed commits since the last clustering before one is scheduled.",
+)
+CLUSTERING_SCHEDULE_INLINE = boolean(
+    "hoodie.clustering.schedule.inline",
+    False,
+    hudi=False,
+    scopes=WRITE,
+    doc="Schedule (not run) a clustering after a commit when one is due, for another job to run "
+    "(hudi-md clustering run, or Apache Hudi).",
+)
+CLUSTERING_SMALL_FILE_LIMIT = integer(
+    "hoodie.clustering.plan.strategy.small.file.limit",
+    300 * 1024 * 1024,
+    hudi=300 * 1024 * 1024,
+    scopes=WRITE,
+    long=True,
+    doc="Only file slices whose base file is smaller than this (bytes) are clustered.",
+)
+CLUSTERING_TARGET_FILE_MAX_BYTES = integer(
+    "hoodie.clustering.plan.strategy.target.file.max.bytes",
+    1024 * 1024 * 1024,
+    hudi=1024 * 1024 * 1024,
+    scopes=WRITE,
+    long=True,
+    doc="The size of the files clustering writes: a group of N bytes of input is written as "
+    "ceil(N / this) file groups.",
+)
+CLUSTERING_MAX_BYTES_PER_GROUP = integer(
+    "hoodie.clustering.plan.strategy.max.bytes.per.group",
+    2 * 1024 * 1024 * 1024,
+    hudi=2 * 1024 * 1024 * 1024,
+    scopes=WRITE,
+    long=True,
+    doc="The input bytes of one clustering group (a base file's size; a slice without one counts as "
+    "hoodie.parquet.max.file.size): larger inputs are split into more groups.",
+)
+CLUSTERING_MAX_NUM_GROUPS = integer(
+    "hoodie.clustering.plan.strategy.max.num.groups",
+    30,
+    hudi=30,
+    scopes=WRITE,
+    doc="At most this many clustering groups in one plan (per partition and overall).",
+)
+CLUSTERING_SINGLE_GROUP = boolean(
+    "hoodie.clustering.plan.strategy.single.group.clustering.enabled",
+    True,
+    hudi=True,
+    scopes=WRITE,
+    doc="Whether a partition's last group of a single file slice is clustered too (rewritten alone).",
+)
+CLUSTERING_SORT_COLUMNS = string_list(
+    "hoodie.clustering.plan.strategy.sort.columns",
+    None,
+    hudi=None,
+    scopes=WRITE,
+    doc="Columns clustering sorts records by (recorded in the plan), in the order of "
+    "hoodie.layout.optimize.strategy.",
+)
+CLUSTERING_PARTITION_SELECTED = string_list(
+    "hoodie.clustering.plan.strategy.partition.selected",
+    None,
+    hudi=None,
+    scopes=WRITE,
+    doc="Only these partitions (comma-separated paths) are clustered.",
+)
+CLUSTERING_PARTITION_REGEX = string(
+    "hoodie.clustering.plan.strategy.partition.regex.pattern",
+    None,
+    hudi=None,
+    scopes=WRITE,
+    doc="Only partitions whose path matches this regular expression (whole) are clustered.",
+)
+LAYOUT_OPTIMIZE_STRATEGY = string(
+    "hoodie.layout.optimize.strategy",
+    "LINEAR",
+    hudi="LINEAR",
+    scopes=WRITE,
+    doc="How clustering orders records by the sort columns: LINEAR (lexicographic), ZORDER (z-order "
+    "curve; also z-order) or HILBERT (Hilbert curve).",
+)
+CLUSTERING_ASYNC = boolean(
+    "hoodie.clustering.async.enabled",
+    False,
+    hudi=False,
+    scopes=WRITE,
+    alternatives=("hoodie.datasource.clustering.async.enable",),
+    doc="Another job runs clustering plans (Apache Hudi's async clustering): writers leave pending "
+    "clusterings to it, and their updates of file groups a pending plan reads are refused. Otherwise "
+    "a writer first runs the clusterings left pending (scheduled, or a run that died).",
 )

@@ -42,7 +42,7 @@ from hudi_md.table.config import TableConfig
 from hudi_md.table.fs_view import FileSlice, FileSystemView, LogFile
 from hudi_md.table.state import TableState
 from hudi_md.table.timeline import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, Instant, Timeline
-from hudi_md.write import compaction, services
+from hudi_md.write import clustering, compaction, services
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.plans import read_plan
 from hudi_md.write.recovery import resolve_pending_services
@@ -588,6 +588,130 @@ def _run_compaction(path: str, args: Mapping[str, str], options: Mapping[str, st
 RUN_COMPACTION_SCHEMA = _schema(("timestamp", S), ("operation_size", I32), ("state", S))
 
 
+# --- run_clustering -------------------------------------------------------------------------------
+
+RUN_CLUSTERING = (
+    _opt("table"),
+    _opt("path"),
+    _opt("predicate"),
+    _opt("order"),
+    _opt("show_involved_partition", "false", "boolean"),
+    _opt("op"),
+    _opt("order_strategy"),
+    _opt("options"),
+    _opt("instants"),
+    _opt("selected_partitions"),
+    _opt("partition_regex_pattern"),
+    _opt("limit", None, "int"),
+)
+# Hudi's LayoutOptimizationStrategy names and values
+_ORDER_STRATEGIES = {"linear": "LINEAR", "z-order": "ZORDER", "zorder": "ZORDER", "hilbert": "HILBERT"}
+
+
+def _run_clustering(path: str, args: Mapping[str, str], options: Mapping[str, str]) -> pa.Table:
+    """``schedule`` a clustering of the table's small file groups, ``execute`` the pending ones
+    (``instants``: those), or both (the default, ``scheduleAndExecute``: the new plan runs; with
+    nothing to schedule, the pending ones). ``order`` and ``order_strategy`` set the sort columns
+    and layout; ``selected_partitions`` (comma-separated paths) limits the plan. A row per
+    clustering scheduled or run, newest first: its instant, the plan's group count, its state
+    now, and its partitions (``show_involved_partition``; else ``*``)."""
+    a = _Args("run_clustering", RUN_CLUSTERING, args)
+    if (a.text("predicate") or "").strip():
+        raise a.refuse("predicate", "select partitions with selected_partitions => 'p1,p2'")
+    op = (a.text("op") or "scheduleandexecute").strip().lower()
+    if op not in _COMPACTION_OPS:
+        raise a.invalid("op", a.text("op"), "one of schedule, execute, scheduleAndExecute")
+    conf: dict[str, str] = {}
+    if a.text("selected_partitions"):
+        conf[CS.CLUSTERING_PARTITION_SELECTED.key] = a.text("selected_partitions") or ""
+    if a.text("partition_regex_pattern"):
+        conf[CS.CLUSTERING_PARTITION_REGEX.key] = a.text("partition_regex_pattern") or ""
+    if a.text("order"):
+        conf[CS.CLUSTERING_SORT_COLUMNS.key] = a.text("order") or ""
+    strategy = a.text("order_strategy")
+    if strategy:
+        if strategy.strip().lower() not in _ORDER_STRATEGIES:
+            raise a.invalid("order_strategy", strategy, "one of linear, z-order, hilbert")
+        conf[CS.LAYOUT_OPTIMIZE_STRATEGY.key] = _ORDER_STRATEGIES[strategy.strip().lower()]
+    writer = HudiWriter(path, {**options, **conf, **_hudi_options(a)})
+    if a.text("order"):
+        names = {f.name.lower() for f in writer.state().schema}
+        missing = [c for c in (a.text("order") or "").split(",") if c.strip().lower() not in names]
+        if missing:
+            raise a.refuse("order", f"no column {missing[0].strip()!r} in {writer.uri}")
+    pending = [i.requested_time for i in clustering.pending_clusterings(writer.storage, writer.timeline())]
+    specific = a.text("instants")
+    wanted = pending
+    if specific is not None:
+        if op != "execute":
+            raise a.refuse("instants", "specific instants can only be used with op => 'execute'")
+        wanted = sorted(t.strip() for t in specific.split(",") if t.strip())
+        missing = [t for t in wanted if t not in pending]
+        if missing:
+            raise a.refuse(
+                "instants", f"no pending clustering {', '.join(missing)} (pending: {pending or 'none'})"
+            )
+    limit = a.integer("limit")
+    if limit is not None:
+        wanted = wanted[:limit]  # the oldest
+    touched: set[str] = set()
+    if op in ("schedule", "scheduleandexecute"):
+        new = services.schedule_clustering(writer)
+        if new is not None:
+            wanted = [new]  # Hudi runs the plan it just wrote
+            touched.add(new)
+    if op in ("execute", "scheduleandexecute"):
+        for t in wanted:
+            services.cluster(writer, instant=t)
+        touched.update(wanted)
+    return _clustering_rows(writer, sorted(touched, reverse=True), a.boolean("show_involved_partition"))
+
+
+def _clustering_rows(writer: HudiWriter, instants: Sequence[str], show_partitions: bool) -> pa.Table:
+    """A row per clustering instant: the plan's group count, the state now, its partitions."""
+    timeline = writer.timeline()
+    pending_action = clustering.clustering_action(TableConfig.load(writer.storage))
+    rows = []
+    for t in instants:
+        instant = timeline.get(t)
+        if instant is None:  # rolled back: its plan could not run
+            continue
+        plan = read_plan(writer.storage, t, pending_action) or {}
+        groups = (plan.get("clusteringPlan") or {}).get("inputGroups") or []
+        partitions = sorted({s.get("partitionPath") or "" for g in groups for s in g.get("slices") or ()})
+        rows.append(
+            {
+                "timestamp": t,
+                "input_group_size": len(groups),
+                "state": instant.state.name,
+                "involved_partitions": ",".join(partitions) if show_partitions else "*",
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=RUN_CLUSTERING_SCHEMA)
+
+
+SHOW_CLUSTERING = (
+    _opt("table"),
+    _opt("path"),
+    _opt("limit", "20", "int"),
+    _opt("show_involved_partition", "false", "boolean"),
+)
+
+
+def _show_clustering(path: str, args: Mapping[str, str], options: Mapping[str, str]) -> pa.Table:
+    """The pending clusterings, newest first (at most ``limit``)."""
+    a = _Args("show_clustering", SHOW_CLUSTERING, args)
+    writer = HudiWriter(path, options)
+    pending = [i.requested_time for i in clustering.pending_clusterings(writer.storage, writer.timeline())]
+    newest = sorted(pending, reverse=True)[: a.limit()]
+    return _clustering_rows(writer, newest, a.boolean("show_involved_partition"))
+
+
+RUN_CLUSTERING_SCHEMA = _schema(
+    ("timestamp", S), ("input_group_size", I32), ("state", S), ("involved_partitions", S)
+)
+
+
 # --- run_clean ------------------------------------------------------------------------------------
 
 RUN_CLEAN = (
@@ -754,6 +878,8 @@ PROCEDURES: dict[str, Procedure] = {
             _show_metadata_table_stats,
         ),
         Procedure("run_compaction", RUN_COMPACTION, RUN_COMPACTION_SCHEMA, _run_compaction),
+        Procedure("run_clustering", RUN_CLUSTERING, RUN_CLUSTERING_SCHEMA, _run_clustering),
+        Procedure("show_clustering", SHOW_CLUSTERING, RUN_CLUSTERING_SCHEMA, _show_clustering),
         Procedure("run_clean", RUN_CLEAN, RUN_CLEAN_SCHEMA, _run_clean),
         Procedure(
             "rollback_to_instant", ROLLBACK_TO_INSTANT, ROLLBACK_TO_INSTANT_SCHEMA, _rollback_to_instant

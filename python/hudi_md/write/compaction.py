@@ -96,6 +96,37 @@ def _writer_schema(state: TableState) -> str:
     )
 
 
+def service_write_context(table: WritableTable, state: TableState, instant: str) -> tuple[WriteContext, str]:
+    """How a table service (compaction, clustering) writes base files at ``instant``: the table's
+    writer schema (returned too, for the commit's ``schema``), the columns every writer indexes
+    (index.json's, else Hudi's first 32) and the bloom filter in every footer."""
+    avro_schema = _writer_schema(state)
+    avro_with_meta = json.dumps(with_meta_fields(json.loads(avro_schema)), separators=(",", ":"))
+    indexed = indexed_columns(table.storage)
+    index_columns = (
+        columns_to_index(state.schema, column_list=indexed, missing_ok=True)
+        if state.config.metadata_partitions
+        else []
+    )
+    ctx = WriteContext(
+        base_uri=table.uri,
+        storage_options=table.storage_options,
+        instant=instant,
+        table_schema_json=avro_with_meta,
+        record_key_fields=state.config.record_key_fields,
+        ordering_fields=state.config.ordering_fields,
+        merge_mode=state.config.record_merge_mode,
+        is_mor=state.config.is_mor,
+        log_block_format="avro",
+        index_columns=index_columns,
+        with_bloom=True,
+        layout=layout_of(state.config),
+        index_blooms=K.BLOOM_FILTERS
+        in (*state.config.metadata_partitions, *state.config.metadata_partitions_inflight),
+    )
+    return ctx, avro_schema
+
+
 def compact(table: WritableTable) -> WriteResult | None:
     """Plan and run a compaction (the caller holds the lock and has resolved pending services);
     returns what its commit recorded (the compaction instant; None: nothing to compact)."""
@@ -116,31 +147,8 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
     schema = state.schema
     merge = MergeSpec.from_config(state.config)
     valid = instant_validator(state.timeline)
-    avro_schema = _writer_schema(state)
-    avro_with_meta = json.dumps(with_meta_fields(json.loads(avro_schema)), separators=(",", ":"))
-    # the columns every writer indexes (index.json's, else Hudi's first 32)
-    indexed = indexed_columns(table.storage)
-    index_columns = (
-        columns_to_index(schema, column_list=indexed, missing_ok=True)
-        if state.config.metadata_partitions
-        else []
-    )
-    ctx = WriteContext(
-        base_uri=table.uri,
-        storage_options=table.storage_options,
-        instant=txn.instant,
-        table_schema_json=avro_with_meta,
-        record_key_fields=state.config.record_key_fields,
-        ordering_fields=state.config.ordering_fields,
-        merge_mode=state.config.record_merge_mode,
-        is_mor=True,
-        log_block_format="avro",
-        index_columns=index_columns,
-        with_bloom=True,
-        layout=layout_of(state.config),
-        index_blooms=K.BLOOM_FILTERS
-        in (*state.config.metadata_partitions, *state.config.metadata_partitions_inflight),
-    )
+    ctx, avro_schema = service_write_context(table, state, txn.instant)
+    index_columns = ctx.index_columns
     results = []
     for i, s in enumerate(slices):
         rows = read_file_slice(table.storage, s, schema=schema, merge=merge, is_valid_instant=valid)

@@ -3,21 +3,35 @@
 In this order: a torn newest completed instant is treated as not completed; failed writes are
 rolled back (Hudi's EAGER policy for a single writer, LAZY under optimistic concurrency control);
 then pending table services are resolved (rollbacks first, then compactions and cleans and the
-MDT's own services, then restores). Apache Hudi's pending clustering and log compaction are left
-alone (hudi-md cannot run them).
+MDT's own services, then restores). Pending clusterings (hudi-md's or Apache Hudi's plans) run
+to completion like pending compactions (:mod:`hudi_md.write.clustering` undoes an unfinished
+attempt first), unless ``hoodie.clustering.async.enabled`` leaves them to another job; pending log
+compactions are left to Apache Hudi.
 """
 
 from __future__ import annotations
 
 import logging
 
-from hudi_md.errors import CorruptFileError
+from hudi_md.errors import ClusteringError, CorruptFileError
 from hudi_md.formats.commit_metadata import parse_instant_metadata
 from hudi_md.metadata import table_services as mdt_services
 from hudi_md.table.config import TableConfig
 from hudi_md.table.filenames import BaseFileName
-from hudi_md.table.timeline import CLEAN, COMPACTION, RESTORE, ROLLBACK, Instant, parse_instant_file
+from hudi_md.table.timeline import (
+    CLEAN,
+    CLUSTERING,
+    COMPACTION,
+    REPLACE_COMMIT,
+    RESTORE,
+    ROLLBACK,
+    Instant,
+    parse_instant_file,
+)
 from hudi_md.write.clean import execute_clean
+from hudi_md.write.clustering import ClusteringOptions, is_clustering_plan
+from hudi_md.write.clustering import drop as drop_clustering
+from hudi_md.write.clustering import run as run_clustering
 from hudi_md.write.compaction import execute_compaction, plan_slices
 from hudi_md.write.heartbeat import delete_heartbeat, is_expired, last_heartbeat
 from hudi_md.write.plans import read_plan
@@ -50,7 +64,7 @@ def rollback_failed_writes(
         lazy = table.optimistic
     done = repair_torn_completion(table)  # first: a dead writer's last act may be torn
     for instant in table.timeline().pending():
-        if instant.action in WRITE_ACTIONS:
+        if instant.action in WRITE_ACTIONS and not _is_clustering(table, instant):
             t = instant.requested_time
             if t in table.heartbeats:
                 continue  # this writer's own live instant
@@ -65,7 +79,18 @@ def rollback_failed_writes(
     return done
 
 
-def resolve_pending_services(table: WritableTable) -> list[str]:
+def _is_clustering(table: WritableTable, instant: Instant) -> bool:
+    """A pending replacecommit that is a clustering (table version 6 names its pending clustering
+    so): not a failed write, as Apache Hudi's rollback of failed writes leaves clustering alone."""
+    if instant.action != REPLACE_COMMIT:
+        return False
+    try:
+        return is_clustering_plan(read_plan(table.storage, instant.requested_time, instant.action))
+    except CorruptFileError:
+        return False
+
+
+def resolve_pending_services(table: WritableTable, *, clusterings: bool = True) -> list[str]:
     """Finish what a dead writer left of table services (the caller holds the table lock, so no
     live writer is running them): a pending compaction is rolled back to its requested plan (its
     partial files and MDT deltacommit removed, its inflight file deleted) and run again from the
@@ -73,17 +98,27 @@ def resolve_pending_services(table: WritableTable) -> list[str]:
     rolled back altogether. A pending clean is run again from its plan (cleans are idempotent). A
     pending rollback is dropped (with its MDT deltacommit) and its target, if still on the
     timeline, rolled back anew from the same plan. A pending restore is run to its end from its
-    plan (as Hudi does), after the rollbacks it left unfinished. Returns the instants resolved."""
+    plan (as Hudi does), after the rollbacks it left unfinished. A pending clustering is run from
+    its plan (an unfinished attempt undone first), unless ``hoodie.clustering.async.enabled``.
+    (``clusterings=False``: the caller runs them itself.) Returns the instants resolved."""
     done: list[str] = _resolve_mdt_services(table)
-    order = {ROLLBACK: 0, COMPACTION: 1, CLEAN: 1, RESTORE: 2}
+    order = {ROLLBACK: 0, COMPACTION: 1, CLEAN: 1, CLUSTERING: 1, RESTORE: 2}
+    opts = ClusteringOptions.from_options(table.options)
     while True:
         pending = [
-            i for i in table.timeline().pending() if i.action in order and i.requested_time not in done
+            i
+            for i in table.timeline().pending()
+            if (i.action in order and i.requested_time not in done)
+            or (i.action == REPLACE_COMMIT and i.requested_time not in done and _is_clustering(table, i))
         ]
+        if not (clusterings and opts.run_pending):
+            pending = [i for i in pending if i.action != CLUSTERING and i.action != REPLACE_COMMIT]
         if not pending:
             return done
-        instant = min(pending, key=lambda i: (order[i.action], i.requested_time))
-        if instant.action == COMPACTION:
+        instant = min(pending, key=lambda i: (order.get(i.action, 1), i.requested_time))
+        if instant.action in (CLUSTERING, REPLACE_COMMIT):
+            _recover_clustering(table, instant, opts)
+        elif instant.action == COMPACTION:
             _recover_compaction(table, instant.requested_time)
         elif instant.action == CLEAN:
             _recover_clean(table, instant.requested_time)
@@ -199,6 +234,16 @@ def _recover_compaction(table: WritableTable, instant_time: str) -> None:
     requested = f"{TIMELINE}/{instant_time}.{COMPACTION}.requested"
     if table.storage.exists(requested):
         table.storage.delete(requested)
+
+
+def _recover_clustering(table: WritableTable, instant: Instant, opts: ClusteringOptions) -> None:
+    t = instant.requested_time
+    try:
+        log.warning("running clustering %s left pending", t)
+        run_clustering(table, instant, opts)
+    except (CorruptFileError, ClusteringError) as e:
+        log.warning("rolling back clustering %s left pending (plan not runnable: %s)", t, e)
+        drop_clustering(table, instant)
 
 
 def _recover_rollback(table: WritableTable, instant_time: str) -> None:

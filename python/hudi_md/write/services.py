@@ -1,16 +1,20 @@
 """Table services as a writer or the CLI runs them: each under the table lock, after finishing what
 dead writers left (:mod:`hudi_md.write.recovery`), each its own transaction reflected in the MDT
-like any commit. Inline after a commit (:func:`run_inline`): MOR compaction when due, clean, MDT
-compaction, then archival (last: it is gated by the MDT's latest compaction).
+like any commit. Inline after a commit (:func:`run_inline`): MOR compaction when due, clustering
+when due (:mod:`hudi_md.write.clustering`), clean, MDT compaction, then archival (last: it is
+gated by the MDT's latest compaction).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from hudi_md.config import metadata as M
+from hudi_md.errors import ClusteringError
 from hudi_md.table.config import TableConfig
 from hudi_md.table.timeline import COMMIT, DELTA_COMMIT, Instant
 from hudi_md.write import clean as cleaner
-from hudi_md.write import compaction
+from hudi_md.write import clustering, compaction
 from hudi_md.write.archival import archive, archive_metadata_table
 from hudi_md.write.compaction import compact_metadata_table
 from hudi_md.write.config import WriteConfig
@@ -18,7 +22,15 @@ from hudi_md.write.recovery import resolve_pending_services
 from hudi_md.write.result import WriteResult
 from hudi_md.write.transaction import WritableTable
 
-__all__ = ["archive_timeline", "clean", "compact", "compact_metadata_table", "run_inline"]
+__all__ = [
+    "archive_timeline",
+    "clean",
+    "cluster",
+    "compact",
+    "compact_metadata_table",
+    "run_inline",
+    "schedule_clustering",
+]
 
 
 def run_inline(table: WritableTable, cfg: WriteConfig) -> None:
@@ -32,6 +44,7 @@ def run_inline(table: WritableTable, cfg: WriteConfig) -> None:
         ]
         if len(since) >= cfg.compact_inline_max_delta_commits:
             compact(table)
+    clustering.run_inline(table, clustering.ClusteringOptions.from_options(cfg.options))
     if cfg.clean_automatic:
         clean(table, cfg)
     compact_metadata_table(table)
@@ -59,6 +72,36 @@ def compact(table: WritableTable) -> WriteResult | None:
         resolve_pending_services(table)
         table.finish_mdt_rebuild()
         return compaction.compact(table)
+
+
+def cluster(
+    table: WritableTable, options: Mapping[str, str] | None = None, *, instant: str | None = None
+) -> list[WriteResult]:
+    """Run the pending clusterings (``instant``: only that one), or, when none is pending,
+    schedule one of the table's small file groups and run it; returns what each clustering's
+    replacecommit recorded (empty: nothing to cluster)."""
+    opts = clustering.ClusteringOptions.from_options(table.options if options is None else options)
+    with table.lock():
+        resolve_pending_services(table, clusterings=False)
+        table.finish_mdt_rebuild()
+        pending = clustering.pending_clusterings(table.storage, table.timeline())
+        if instant is not None:
+            wanted = [i for i in pending if i.requested_time == instant]
+            if not wanted:
+                raise ClusteringError(
+                    f"no pending clustering {instant} on {table.storage.uri()} "
+                    f"(pending: {', '.join(i.requested_time for i in pending) or 'none'})"
+                )
+            return [clustering.run(table, wanted[0], opts)]
+        return clustering.cluster(table, opts)
+
+
+def schedule_clustering(table: WritableTable, options: Mapping[str, str] | None = None) -> str | None:
+    """Write a clustering plan of the table's small file groups (for ``cluster`` or Apache Hudi to
+    run); its instant, or None when nothing qualifies."""
+    opts = clustering.ClusteringOptions.from_options(table.options if options is None else options)
+    with table.lock():
+        return clustering.schedule(table, opts)
 
 
 def archive_timeline(table: WritableTable, cfg: WriteConfig) -> list[Instant]:
