@@ -1,7 +1,8 @@
 """Micro-batch table health (issue 40): many small upserts, hudi-md beside Apache Hudi 1.2.
 
     .venv/bin/python benchmarks/micro_batch_bench.py [--commits 200] [--rows 1000] [--partitions 10] \
-        [--new-fraction 0.8] [--every 50] [--table-type COPY_ON_WRITE|MERGE_ON_READ] [--writers hudi_md,hudi]
+        [--new-fraction 0.8] [--every 50] [--table-type COPY_ON_WRITE|MERGE_ON_READ] \
+        [--writers hudi_md,hudi] [--inline-clustering]
 
 The same batches (``--rows`` rows each, ``--new-fraction`` of them new keys, the rest updates of
 earlier keys, spread over ``--partitions`` partitions) go to two tables with the same options:
@@ -9,15 +10,19 @@ one written by ``hudi_md.write`` (the local writer, in this process) and one by 
 Spark bundle (``df.write.format("hudi")``, its defaults otherwise). After every ``--every`` commits
 both tables are measured the same way:
 
-- file groups per partition (mean and max), log files, data bytes (base + log files) and MDT bytes
-  (``.hoodie/metadata``), from a plain listing of the table;
+- live file groups per partition (mean and max, the latest file-system view: replaced groups
+  left out), file ids on storage per partition (replaced groups count until the cleaner deletes
+  them), log files, data bytes (base + log files) and MDT bytes (``.hoodie/metadata``), from a
+  plain listing of the table;
 - plan time (``open_table(...).plan()``, best of 3) and full-scan time (``read()``, best of 3), by
   hudi-md's reader on both tables, so the figures compare the tables, not the readers.
 
 Figures are ratios between the two tables in the same run (hudi-md over Hudi), never absolute
 targets; the goal is file counts and bytes within 10 % of Hudi's and plan/scan times flat across
-the commits. Inline clustering (issue 40, item 2) is not a dimension yet: hudi-md has no
-clustering writer. Results are appended to benchmarks/results/micro_batch_bench.jsonl.
+the commits. ``--inline-clustering`` gives both writers ``hoodie.clustering.inline=true`` with
+``hoodie.clustering.inline.max.commits`` = ``--every`` (Hudi's size-based plan, its defaults
+otherwise), so each checkpoint follows a clustering. Results are appended to
+benchmarks/results/micro_batch_bench.jsonl.
 """
 
 from __future__ import annotations
@@ -42,8 +47,14 @@ import hudi_md
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def options(table_type: str) -> dict[str, str]:
+def options(table_type: str, clustering_every: int = 0) -> dict[str, str]:
+    clustering = (
+        {"hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.commits": str(clustering_every)}
+        if clustering_every
+        else {}
+    )
     return {
+        **clustering,
         "hoodie.table.name": "micro",
         "hoodie.datasource.write.recordkey.field": "k",
         "hoodie.datasource.write.partitionpath.field": "p",
@@ -104,9 +115,14 @@ def layout(path: Path) -> dict[str, Any]:
         data_bytes += f.stat().st_size
         groups.setdefault(str(f.parent.relative_to(path)), set()).add(fid)
     per_partition = [len(v) for v in groups.values()] or [0]
+    live: dict[str, int] = {}
+    for p in hudi_md.open_table(str(path)).file_slices().column("partition_path").to_pylist():
+        live[p] = live.get(p, 0) + 1
+    live_counts = list(live.values()) or [0]
     return {
-        "file_groups_mean": round(statistics.mean(per_partition), 2),
-        "file_groups_max": max(per_partition),
+        "file_groups_mean": round(statistics.mean(live_counts), 2),
+        "file_groups_max": max(live_counts),
+        "stored_file_ids_mean": round(statistics.mean(per_partition), 2),
         "log_files": logs,
         "data_bytes": data_bytes,
         "mdt_bytes": mdt_bytes,
@@ -161,9 +177,10 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=50)
     ap.add_argument("--table-type", default="COPY_ON_WRITE")
     ap.add_argument("--writers", default="hudi_md,hudi")
+    ap.add_argument("--inline-clustering", action="store_true")
     args = ap.parse_args()
     writers = args.writers.split(",")
-    opts = options(args.table_type)
+    opts = options(args.table_type, args.every if args.inline_clustering else 0)
     work = Path(tempfile.mkdtemp(prefix="micro-batch-bench-"))
     paths = {w: work / w for w in writers}
     spark = spark_session() if "hudi" in writers else None
