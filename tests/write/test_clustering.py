@@ -245,3 +245,74 @@ def test_nothing_to_cluster(tmp_path: Path) -> None:
     )
     assert services.cluster(HudiWriter(str(path), opts)) == []
     assert not list((path / ".hoodie" / "timeline").glob("*.clustering.*"))
+
+
+def test_cap_on_groups_records_the_partitions_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    model = _fill(path, "COPY_ON_WRITE", batches=4)
+    one = {"hoodie.clustering.plan.strategy.max.num.groups": "1"}
+    instant = services.schedule_clustering(HudiWriter(str(path), _opts("COPY_ON_WRITE", **one)))
+    assert instant is not None
+    requested = _timeline_file(path, f"{instant}.clustering.requested")
+    plan = parse_instant_metadata(requested.read_bytes(), str(requested))["clusteringPlan"]
+    assert [g["slices"][0]["partitionPath"] for g in plan["inputGroups"]] == ["p0"]
+    assert plan["missingSchedulePartitions"] == ["p1", "p2"]
+    # a writer finishes the pending plan first (no async clustering job), then writes
+    hudi_md.write(_rows([999], ts=9), str(path), operation="upsert", options=_opts("COPY_ON_WRITE"))
+    model.upsert(_rows([999], ts=9))
+    assert len(_slices(path, "p0")) == 2 and len(_slices(path, "p1")) == 4
+    _check(path, model)
+
+
+def test_single_slice_groups_are_clustered_only_when_asked_or_sorted(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    _fill(path, "COPY_ON_WRITE", batches=1)
+    off = {"hoodie.clustering.plan.strategy.single.group.clustering.enabled": "false"}
+    assert services.schedule_clustering(HudiWriter(str(path), _opts("COPY_ON_WRITE", **off))) is None
+    sorted_too = {**off, "hoodie.clustering.plan.strategy.sort.columns": "fare"}
+    assert services.schedule_clustering(HudiWriter(str(path), _opts("COPY_ON_WRITE", **sorted_too)))
+
+
+@pytest.mark.parametrize("strategy", ["z-order", "hilbert"])
+def test_space_curve_order(tmp_path: Path, strategy: str) -> None:
+    """The layout strategy is the runner's (Hudi records only the sort columns in the plan):
+    each new file holds its rows in the curve's order of (ts, fare)."""
+    from hudi_md.write.layout_order import sort_order
+
+    path = tmp_path / "t"
+    model = _fill(path, "MERGE_ON_READ")
+    opts = _opts(
+        "MERGE_ON_READ",
+        **{
+            "hoodie.clustering.plan.strategy.sort.columns": "ts,fare",
+            "hoodie.layout.optimize.strategy": strategy,
+        },
+    )
+    services.cluster(HudiWriter(str(path), opts))
+    for p in PARTITIONS:
+        (s,) = _slices(path, p)
+        assert s.base_file is not None
+        stored = pq.read_table(path / s.base_file.path)
+        assert sort_order(stored, ["ts", "fare"], strategy).to_pylist() == list(range(stored.num_rows))
+    _check(path, model)
+
+
+def test_the_cleaner_deletes_replaced_groups_after_the_retained_commits(tmp_path: Path) -> None:
+    """KEEP_LATEST_COMMITS: the replaced file groups' files go with the clean of the
+    hoodie.clean.commits.retained-th commit after the clustering (Apache Hudi 1.2 with 3: the third)."""
+    path = tmp_path / "t"
+    retained = {"hoodie.clean.automatic": "true", "hoodie.clean.commits.retained": "3"}
+    model = _fill(path, "COPY_ON_WRITE", **retained)
+    replaced = {s.file_id for p in PARTITIONS for s in _slices(path, p)}
+    services.cluster(HudiWriter(str(path), _opts("COPY_ON_WRITE", **retained)))
+
+    def stored_ids() -> set[str]:
+        return {f.name.split("_")[0] for p in PARTITIONS for f in (path / p).glob("*.parquet")}
+
+    for n in range(1, 4):
+        assert replaced <= stored_ids(), f"replaced groups kept after {n - 1} later commits"
+        batch = _rows([2000 + n], ts=10 + n)
+        hudi_md.write(batch, str(path), operation="upsert", options=_opts("COPY_ON_WRITE", **retained))
+        model.upsert(batch)
+    assert not replaced & stored_ids(), "the third commit's clean deleted the replaced groups"
+    _check(path, model)

@@ -195,6 +195,7 @@ def test_random_operation_sequences(table_type: str, layout: str, tmp_path: Path
                     "clean",
                     "compaction",
                     "rollback",
+                    "clustering",
                 ]
             )
         )
@@ -239,6 +240,15 @@ def test_random_operation_sequences(table_type: str, layout: str, tmp_path: Path
             from hudi_md.write import services
 
             services.compact(HudiWriter(str(path), opts))
+        elif op == "clustering":
+            from hudi_md.write import services
+
+            # sorted by fare on odd steps; a third of the clusterings are rolled back again
+            sort = {"hoodie.clustering.plan.strategy.sort.columns": "fare"} if step % 2 else {}
+            w = HudiWriter(str(path), {**opts, **sort})
+            done = services.cluster(w)
+            if done and rng.random() < 0.3:
+                HudiWriter(str(path), opts).rollback_commit(done[-1].instant)
         elif op == "rollback":
             # write something, then roll it back: the model is unchanged
             rows = _rows(rng, [next_id], ts)

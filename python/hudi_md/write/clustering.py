@@ -77,7 +77,7 @@ log = logging.getLogger(__name__)
 
 EXECUTION_STRATEGY = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
 OPERATION_TYPE = "CLUSTER"
-_MB = 1024.0 * 1024.0
+_MB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -140,17 +140,18 @@ def _slice_size(s: FileSlice, default: int) -> int:
 
 
 def _metrics(slices: Sequence[FileSlice], default_base_size: int) -> dict[str, float]:
-    """Hudi's ``FileSliceMetricUtils`` figures of a group (recorded in the plan, read by nobody)."""
+    """Hudi's ``FileSliceMetricUtils`` figures of a group (recorded in the plan, read by nobody):
+    sizes in whole MB, log sizes in bytes."""
     log_size = sum(lf.size for s in slices for lf in s.log_files)
     log_files = sum(len(s.log_files) for s in slices)
-    read = sum((s.base_file.size if s.base_file else 0) for s in slices) + log_size
-    write = sum(_slice_size(s, default_base_size) for s in slices)
+    read = (sum((s.base_file.size if s.base_file else 0) for s in slices) + log_size) // _MB
+    write = sum(_slice_size(s, default_base_size) for s in slices) // _MB
     return {
         "TOTAL_LOG_FILES_SIZE": float(log_size),
         "TOTAL_LOG_FILES": float(log_files),
-        "TOTAL_IO_READ_MB": read / _MB,
-        "TOTAL_IO_WRITE_MB": write / _MB,
-        "TOTAL_IO_MB": (read + write) / _MB,
+        "TOTAL_IO_READ_MB": float(read),
+        "TOTAL_IO_WRITE_MB": float(write),
+        "TOTAL_IO_MB": float(read + write),
     }
 
 
@@ -164,7 +165,10 @@ def _partitions(state: TableState, opts: ClusteringOptions) -> list[str]:
     return partitions
 
 
-def _groups_of_partition(slices: list[FileSlice], opts: ClusteringOptions) -> list[ClusteringGroup]:
+def _groups_of_partition(
+    slices: list[FileSlice], opts: ClusteringOptions
+) -> tuple[list[ClusteringGroup], bool]:
+    """The partition's groups, and whether ``max.num.groups`` cut them short."""
     default = opts.parquet_max_file_size
     ordered = sorted(slices, key=lambda s: -_slice_size(s, default))  # stable: largest first
     groups: list[ClusteringGroup] = []
@@ -180,12 +184,13 @@ def _groups_of_partition(slices: list[FileSlice], opts: ClusteringOptions) -> li
             groups.append(ClusteringGroup(tuple(current), output_groups(total)))
             current, total = [], 0
             if len(groups) >= opts.max_num_groups:
-                return groups
+                return groups, True
         current.append(s)
         total += size
-    if current and (len(current) > 1 or opts.single_group):
+    # a last group of one slice is a 1 -> 1 rewrite: worth it to sort, or when asked for
+    if current and (len(current) > 1 or opts.single_group or opts.sort_columns):
         groups.append(ClusteringGroup(tuple(current), output_groups(total)))
-    return groups
+    return groups, False
 
 
 def plan_clustering(
@@ -197,17 +202,22 @@ def plan_clustering(
     busy |= set(pending_clustering_file_groups(storage, state.timeline))
     view = state.file_system_view()
     groups: list[ClusteringGroup] = []
+    missing: list[str] = []  # partitions the group cap cut short or left out (Hudi records them)
     for partition in _partitions(state, opts):
+        if len(groups) >= opts.max_num_groups:
+            missing.append(partition)
+            continue
         eligible = [
             s
             for s in view.latest_file_slices([partition])
             if (s.partition_path, s.file_id) not in busy
             and (s.base_file.size if s.base_file is not None else 0) < opts.small_file_limit
         ]
-        groups.extend(_groups_of_partition(eligible, opts)[: opts.max_num_groups])
-        if len(groups) >= opts.max_num_groups:
-            groups = groups[: opts.max_num_groups]
-            break
+        found, cut = _groups_of_partition(eligible, opts)
+        room = opts.max_num_groups - len(groups)
+        if cut or len(found) > room:
+            missing.append(partition)
+        groups.extend(found[:room])
     if not groups:
         return None
     params = {S.CLUSTERING_SORT_COLUMNS.key: ",".join(opts.sort_columns)} if opts.sort_columns else {}
@@ -228,7 +238,7 @@ def plan_clustering(
             "extraMetadata": {},
             "version": 1,
             "preserveHoodieMetadata": True,
-            "missingSchedulePartitions": None,
+            "missingSchedulePartitions": missing,
         },
         "extraMetadata": {},
         "version": 1,
