@@ -644,8 +644,9 @@ def test_call_procedures(hudi_spark, sql, tmp_path: Path) -> None:
     """``CALL`` of Apache Hudi's procedures on a hudi-md table, by name and by position, by table
     name and by path: ``show_commits`` lists the table's commits (newest first, as the timeline
     has them), ``run_compaction`` compacts a MOR table (the rows stay, hudi-rs reads them, its
-    slices lose their log files), ``rollback_to_instant`` undoes the last commit,
-    ``validate_metadata`` finds the MDT in step; a bad call names what is wrong, writing nothing."""
+    slices lose their log files), ``run_clustering`` clusters it, ``rollback_to_instant`` undoes
+    the last commit, ``validate_metadata`` finds the MDT in step; a bad call names what is wrong,
+    writing nothing."""
     from pyspark.errors import IllegalArgumentException
 
     path = str(tmp_path / "calls")
@@ -676,6 +677,12 @@ def test_call_procedures(hudi_spark, sql, tmp_path: Path) -> None:
     assert sorted(tuple(r) for r in sql("SELECT id, fare FROM calls_t").collect()) == before
     rs = hudi_rs_table(path)
     assert sorted(zip(rs.column("id").to_pylist(), rs.column("fare").to_pylist(), strict=True)) == before
+
+    clustered = sql("CALL run_clustering(table => 'calls_t', order => 'fare')").collect()
+    assert [(r.state, r.input_group_size) for r in clustered] == [("COMPLETED", 2)]
+    assert hudi_md.open_table(path).timeline.write_timeline().last().action == "replacecommit"
+    assert sorted(tuple(r) for r in sql("SELECT id, fare FROM calls_t").collect()) == before
+    assert sql("CALL show_clustering(table => 'calls_t')").collect() == []
 
     sql("UPDATE calls_t SET fare = 9.0 WHERE id = 'a'")
     last = hudi_md.open_table(path).timeline.write_timeline().last().requested_time

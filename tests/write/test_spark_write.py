@@ -108,3 +108,28 @@ def test_spark_insert_overwrite(spark, tmp_path: Path, record_index: str) -> Non
     )
     expected.update({"k0": (9, 9.0), "k2": (8, 8.0)})
     _check(spark, path, expected, "COPY_ON_WRITE")
+
+
+def test_spark_writes_cluster_inline(spark, tmp_path: Path) -> None:
+    """``hoodie.clustering.inline`` on the Spark writer: the third write's commit is followed by a
+    clustering of each partition's three small file groups into one."""
+    path = tmp_path / "t"
+    opts = _opts(
+        "MERGE_ON_READ",
+        **{
+            "hoodie.parquet.small.file.limit": "0",
+            "hoodie.clustering.inline": "true",
+            "hoodie.clustering.inline.max.commits": "3",
+        },
+    )
+    expected: dict[str, tuple] = {}
+    for b in range(3):
+        rows = [(f"k{b}-{i}", ["sf", "nyc"][i % 2], b, float(i + b)) for i in range(6)]
+        rows.append(("k0-0", "sf", 10 + b, 100.0 + b))  # an update (a log file after the first)
+        hudi_md.write(spark.createDataFrame(rows, SCHEMA), str(path), options=opts)
+        expected.update({r[0]: (r[2], r[3]) for r in rows})
+    table = hudi_md.open_table(str(path))
+    last = table.timeline.write_timeline().last()
+    assert last is not None and last.action == "replacecommit"
+    assert sorted(table.file_slices().column("partition_path").to_pylist()) == ["nyc", "sf"]
+    _check(spark, path, expected, "MERGE_ON_READ")
