@@ -316,3 +316,22 @@ def test_the_cleaner_deletes_replaced_groups_after_the_retained_commits(tmp_path
         model.upsert(batch)
     assert not replaced & stored_ids(), "the third commit's clean deleted the replaced groups"
     _check(path, model)
+
+
+@pytest.mark.parametrize("table_type", TABLE_TYPES)
+def test_rollback_and_restore_undo_a_clustering(tmp_path: Path, table_type: str) -> None:
+    """Rolling back a clustering's replacecommit brings its input file groups back (the record
+    index points at them again); a restore to a write before it does the same."""
+    path = tmp_path / "t"
+    model = _fill(path, table_type, batches=3)
+    before = {p: sorted(s.file_id for s in _slices(path, p)) for p in PARTITIONS}
+    first = hudi_md.open_table(str(path)).state.timeline.write_timeline().last()
+    assert first is not None
+    (done,) = services.cluster(HudiWriter(str(path), _opts(table_type)))
+    HudiWriter(str(path), _opts(table_type)).rollback_commit(done.instant)
+    assert {p: sorted(s.file_id for s in _slices(path, p)) for p in PARTITIONS} == before
+    _check(path, model)
+    services.cluster(HudiWriter(str(path), _opts(table_type)))
+    HudiWriter(str(path), _opts(table_type)).restore(first.requested_time)
+    assert {p: sorted(s.file_id for s in _slices(path, p)) for p in PARTITIONS} == before
+    _check(path, model)
