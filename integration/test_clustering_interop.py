@@ -351,7 +351,7 @@ def test_hudi_md_runs_a_hudi_plan(
         assert [str(d) for d in done] == [instant]
     else:
         args = [a for k, v in options.items() for a in ("-o", f"{k}={v}")]
-        done = json.loads(_cli("clustering", "run", path, "--json", *args))
+        done = json.loads(_cli("clustering", "run", path, "--json", *args))["clusterings"]
         assert [d["instant"] for d in done] == [instant]
         assert done[0]["file_groups_replaced"] == sum(len(ids) for ids in plan.values())
     _check_replacecommit(path, instant, plan)

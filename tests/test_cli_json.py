@@ -232,6 +232,26 @@ def _check_compaction(path: Path, d: dict[str, Any]) -> None:
     assert d["file_groups_compacted"] == 1 and _logs(path) == 0
 
 
+def _check_clustering_schedule(path: Path, d: dict[str, Any]) -> None:
+    assert (d["instant"], "clustering", "REQUESTED") in _timeline(path)
+    assert d["file_groups"] == len(hudi_md.open_table(str(path)).file_slices())
+
+
+def _check_clustering_run(path: Path, d: dict[str, Any]) -> None:
+    [done] = d["clusterings"]
+    assert _completed(path, done["instant"], "replacecommit") and _logs(path) == 0
+    live = len(hudi_md.open_table(str(path)).file_slices())  # one group a city, before and after
+    assert done["file_groups_replaced"] == done["file_groups_written"] == live
+
+
+def _clustering_text(path: Path, d: dict[str, Any]) -> str:
+    [done] = d["clusterings"]
+    instant = [t for t, a, _ in _timeline(path) if a == "replacecommit"][-1]
+    return (
+        f"clustering {instant}: {done['file_groups_replaced']} file groups into {done['file_groups_written']}"
+    )
+
+
 def _check_clean(path: Path, d: dict[str, Any]) -> None:
     assert _completed(path, d["instant"], "clean")
     meta = hudi_md.open_table(str(path)).timeline
@@ -290,6 +310,12 @@ def _uri(path: Path) -> str:
 SCHEDULE = ["index", "schedule", "--partitions", "record_index"]
 CHANGERS: dict[str, Change] = {
     "compaction": Change(["compaction"], _check_compaction, lambda p, d: f"compaction {d['instant']}"),
+    "clustering schedule": Change(
+        ["clustering", "schedule"],
+        _check_clustering_schedule,
+        lambda p, d: f"clustering {d['instant']} scheduled: {d['file_groups']} file groups",
+    ),
+    "clustering run": Change(["clustering", "run"], _check_clustering_run, _clustering_text),
     "clean": Change(
         [
             "clean",

@@ -203,8 +203,8 @@ def clustering_schedule_cmd(path: str, options: tuple[str, ...]) -> None:
 @click.option("--instant", default=None, help="run only this pending clustering")
 @option_flag
 @json_option(
-    "an array of {instant, file_groups_replaced, file_groups_written}, one per clustering run "
-    "(empty: nothing to cluster)"
+    "an object {clusterings: [{instant, file_groups_replaced, file_groups_written}, one per "
+    "clustering run (empty: nothing to cluster)]}"
 )
 @progress_option
 @handle_errors
@@ -219,12 +219,12 @@ def clustering_run_cmd(path: str, instant: str | None, options: tuple[str, ...])
         summaries = [_clustering_summary(w, r.instant) for r in done]
         progress.done()
     emit(
-        summaries,
+        {"clusterings": summaries},
         lambda d: (
             "\n".join(
                 f"clustering {s['instant']}: {s['file_groups_replaced']} file groups into "
                 f"{s['file_groups_written']}"
-                for s in d
+                for s in d["clusterings"]
             )
             or "nothing to cluster"
         ),
