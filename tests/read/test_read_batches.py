@@ -166,6 +166,9 @@ def _peak_allocation(consume: Callable[[], Any]) -> tuple[int, Any]:
     sampler.start()
     try:
         out = consume()
+        # the answer is alive now: a last sample, since a busy machine may give the thread none
+        # between the answer's allocation and the return
+        highest[0] = max(highest[0], pa.total_allocated_bytes())
     finally:
         done.set()
         sampler.join()

@@ -104,6 +104,7 @@ class WritableTable:
         # The metastore's record of the timeline (hoodie.metaserver.enabled), made on first use.
         self._mirror: InstantObserver | None = None
         self._metastore_checked = False
+        self._version_checked = False
 
     # --- what the table is now ---------------------------------------------------------------------
 
@@ -222,7 +223,22 @@ class WritableTable:
 
     def lock(self, *, reentrant: bool = False) -> TableLock:
         self.check_metastore()  # before the first byte any writer writes
+        self.check_version()
         return TableLock(self.storage, options=self.options, reentrant=reentrant)
+
+    def check_version(self) -> None:
+        """Refuse to change a table of another version than 9 (Apache Hudi's table versions 6 and 8
+        keep other timeline layouts and formats; hudi-md reads them, it writes version 9): every
+        writer and table service takes the lock first, so nothing is written to one."""
+        if self._version_checked:
+            return
+        config = self.config()
+        if config is not None and config.table_version != 9:
+            raise InvalidOptionError(
+                f"{self.storage.uri()} is table version {config.table_version}; hudi-md writes version "
+                "9 (read it with hudi-md; upgrade it with Apache Hudi to change it with hudi-md)"
+            )
+        self._version_checked = config is not None
 
     @property
     def optimistic(self) -> bool:
