@@ -335,3 +335,21 @@ def test_rollback_and_restore_undo_a_clustering(tmp_path: Path, table_type: str)
     HudiWriter(str(path), _opts(table_type)).restore(first.requested_time)
     assert {p: sorted(s.file_id for s in _slices(path, p)) for p in PARTITIONS} == before
     _check(path, model)
+
+
+@pytest.mark.parametrize("version", ["v6", "v8"])
+def test_services_refuse_older_table_versions(table_path, tmp_path: Path, version: str) -> None:
+    """hudi-md writes table version 9: its table services refuse a version 6 or 8 table as its
+    writers do (version 6 keeps another timeline layout), writing nothing."""
+    import shutil
+
+    from hudi_md.errors import InvalidOptionError
+
+    path = tmp_path / "t"
+    shutil.copytree(table_path(f"sample_table/cow/{version}_simplekeygen_nonhivestyle.zip"), path)
+    before = sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+    w = HudiWriter(str(path))
+    for service in (services.cluster, services.schedule_clustering, services.compact):
+        with pytest.raises(InvalidOptionError, match=f"table version {version[1]}; hudi-md writes version 9"):
+            service(w)
+    assert sorted(str(p.relative_to(path)) for p in path.rglob("*")) == before
