@@ -14,8 +14,8 @@ so every write starts new (small) file groups; on MOR updates go to log files.
   upserts with a short clean retention and archival: Hudi's cleaner deletes the replaced file
   groups' files, its archiver archives the replacecommit; hudi-md writes on after.
 * ``inline_clustering_as_apache_hudi``: the same micro-batches through both writers with
-  ``hoodie.clustering.inline`` every 3 commits: after every batch as many clusterings and as many
-  live file groups per partition (Hudi's file-system view) as Hudi, and in the end the same rows.
+  ``hoodie.clustering.inline`` every 3 commits: after every batch as many clusterings, live file
+  groups and log files per partition (Hudi's file-system view) as Hudi, and in the end the same rows.
 
 After each step every reader returns the model's rows: Apache Hudi (MDT on and off), hudi-md (MDT
 and listing) and hudi-rs, the meta columns of hudi-md's and hudi-rs's reads equal Hudi's, hudi-md's
@@ -54,7 +54,6 @@ pytestmark = [pytest.mark.hudi_md_writes, pytest.mark.hudi_writes]
 
 PARTITIONS = ["p0", "p1", "p2"]
 SCHEMA = "id string, p string, ts bigint, fare double"
-DATA_COLUMNS = ["id", "p", "ts", "fare"]
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 # The MDT options the tables are written with; CALL run_clustering gets them too.
 METADATA = {
@@ -136,9 +135,9 @@ def _write_hudi(spark: Any, path: str, rows: list[Row], options: dict[str, str],
     model.upsert(rows)
 
 
-def _run_clustering(spark: Any, path: str, op: str, extra: dict[str, str] | None = None) -> list[Any]:
-    """``CALL run_clustering`` with the table's metadata options (and ``extra``)."""
-    options = ",".join(f"{k}={v}" for k, v in {**METADATA, **(extra or {})}.items())
+def _run_clustering(spark: Any, path: str, op: str) -> list[Any]:
+    """``CALL run_clustering`` with the table's metadata options."""
+    options = ",".join(f"{k}={v}" for k, v in METADATA.items())
     return spark.sql(f"CALL run_clustering(path => '{path}', op => '{op}', options => '{options}')").collect()
 
 
@@ -209,6 +208,16 @@ def _groups(hudi: Any, path: str) -> dict[str, list[str]]:
     return {p: sorted(ids) for p, ids in sorted(out.items())}
 
 
+def _layout(hudi: Any, path: str) -> dict[str, tuple[int, int]]:
+    """Partition → (live file groups, log files of their latest slices), by Hudi's file-system view
+    (listing)."""
+    out: dict[str, tuple[int, int]] = {}
+    for s in hudi.latest_file_slices(path, metadata=False):
+        groups, logs = out.get(s.partition, (0, 0))
+        out[s.partition] = (groups + 1, logs + len(s.log_files))
+    return dict(sorted(out.items()))
+
+
 def _stored_file_ids(path: str) -> set[str]:
     """File ids of every data file (base and log) in the partitions' folders."""
     ids = set()
@@ -269,7 +278,6 @@ def check_validators(hudi: Any, path: str, step: str, *, after_hudi_replace: boo
         # HUDI_PARTITION_STATS_AFTER_REPLACE: Hudi's own, gone with the next commit
         quirk = [e for e in errors if e.startswith("partition stats") and "a sound (loose) bound" in e]
         errors = [e for e in errors if e not in quirk]
-        print(f"DEBUG quirk {step}: {len(quirk)}", quirk[:1])
     note = f" (Hudi's quirk let through: {HUDI_PARTITION_STATS_AFTER_REPLACE})" if after_hudi_replace else ""
     assert not errors, f"{step}: Hudi's validator checks{note}\n{summarize(errors)}"
 
@@ -414,7 +422,6 @@ def test_hudi_cleans_and_archives_a_hudi_md_clustering(
         archived_at = archived_at or (None if active else n)
         if cleaned_at and archived_at:
             break
-    print("\n".join(history))  # DEBUG
     assert cleaned_at is not None and cleaned_at >= 2, (
         "Hudi's cleaner deletes the replaced groups after the retained commits\n" + "\n".join(history)
     )
@@ -454,17 +461,12 @@ def test_inline_clustering_as_apache_hudi(spark: Any, hudi: Any, tables_root: Pa
         rows = _batch(b)
         _write_hudi(spark, hudi_path, rows, options, hudi_model)
         _write_hudi_md(md_path, rows, options, md_model)
-        want = (
-            len(_completed_clusterings(hudi_path)),
-            {p: len(ids) for p, ids in _groups(hudi, hudi_path).items()},
-        )
-        got = (
-            len(_completed_clusterings(md_path)),
-            {p: len(ids) for p, ids in _groups(hudi, md_path).items()},
-        )
+        want = (len(_completed_clusterings(hudi_path)), _layout(hudi, hudi_path))
+        got = (len(_completed_clusterings(md_path)), _layout(hudi, md_path))
         history.append(f"batch {b}: Hudi {want}, hudi-md {got}")
-        assert got == want, "clusterings and live file groups per partition differ\n" + "\n".join(history)
-    print("\n".join(history))  # DEBUG
+        assert got == want, "clusterings, live file groups and log files per partition differ\n" + "\n".join(
+            history
+        )
     assert len(_completed_clusterings(hudi_path)) == 2, "\n".join(history)  # after commits 3 and 6
     assert _pending_clusterings(hudi_path) == [] and _pending_clusterings(md_path) == []
     assert _data(hudi.rows(md_path)) == _data(hudi.rows(hudi_path)) == md_model.expected()
