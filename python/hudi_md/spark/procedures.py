@@ -610,11 +610,13 @@ _ORDER_STRATEGIES = {"linear": "LINEAR", "z-order": "ZORDER", "zorder": "ZORDER"
 
 def _run_clustering(path: str, args: Mapping[str, str], options: Mapping[str, str]) -> pa.Table:
     """``schedule`` a clustering of the table's small file groups, ``execute`` the pending ones
-    (``instants``: those), or both (the default, ``scheduleAndExecute``: the new plan runs; with
-    nothing to schedule, the pending ones). ``order`` and ``order_strategy`` set the sort columns
-    and layout; ``selected_partitions`` (comma-separated paths) limits the plan. A row per
-    clustering scheduled or run, newest first: its instant, the plan's group count, its state
-    now, and its partitions (``show_involved_partition``; else ``*``)."""
+    (``instants``: those; ``limit``: the oldest so many), or both (the default,
+    ``scheduleAndExecute``: the new plan runs; with nothing to schedule, the pending ones).
+    ``order`` and ``order_strategy`` set the sort columns and layout; ``selected_partitions``
+    (comma-separated paths) or ``partition_regex_pattern`` limit the plan. A row per clustering
+    run, newest first, as Apache Hudi 1.2 returns them (a schedule alone returns none): its
+    instant, the plan's group count, its state (COMPLETED), and its partitions
+    (``show_involved_partition``; else ``*``)."""
     a = _Args("run_clustering", RUN_CLUSTERING, args)
     if (a.text("predicate") or "").strip():
         raise a.refuse("predicate", "select partitions with selected_partitions => 'p1,p2'")
@@ -664,7 +666,11 @@ def _run_clustering(path: str, args: Mapping[str, str], options: Mapping[str, st
         for t in wanted:
             services.cluster(writer, instant=t)
         touched.update(wanted)
-    return _clustering_rows(writer, sorted(touched, reverse=True), a.boolean("show_involved_partition"))
+    # Hudi 1.2 reports the completed ones only (its rows are the replacecommits among them): a
+    # schedule alone returns no row, show_clustering lists what is pending
+    timeline = writer.timeline()
+    completed = [t for t in touched if (i := timeline.get(t)) is not None and i.is_completed]
+    return _clustering_rows(writer, sorted(completed, reverse=True), a.boolean("show_involved_partition"))
 
 
 def _clustering_rows(writer: HudiWriter, instants: Sequence[str], show_partitions: bool) -> pa.Table:
