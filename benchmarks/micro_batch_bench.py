@@ -12,8 +12,9 @@ both tables are measured the same way:
 
 - live file groups per partition (mean and max, the latest file-system view: replaced groups
   left out), file ids on storage per partition (replaced groups count until the cleaner deletes
-  them), log files, data bytes (base + log files) and MDT bytes (``.hoodie/metadata``), from a
-  plain listing of the table;
+  them), log files, data bytes (base + log files on storage, the versions the cleaner keeps
+  included), live data bytes (the latest slices' files: the footprint of the rows themselves) and
+  MDT bytes (``.hoodie/metadata``);
 - plan time (``open_table(...).plan()``, best of 3) and full-scan time (``read()``, best of 3), by
   hudi-md's reader on both tables, so the figures compare the tables, not the readers.
 
@@ -116,8 +117,10 @@ def layout(path: Path) -> dict[str, Any]:
         groups.setdefault(str(f.parent.relative_to(path)), set()).add(fid)
     per_partition = [len(v) for v in groups.values()] or [0]
     live: dict[str, int] = {}
-    for p in hudi_md.open_table(str(path)).file_slices().column("partition_path").to_pylist():
-        live[p] = live.get(p, 0) + 1
+    live_bytes = 0
+    for s in hudi_md.open_table(str(path)).state.file_system_view().latest_file_slices():
+        live[s.partition_path] = live.get(s.partition_path, 0) + 1
+        live_bytes += (s.base_file.size if s.base_file else 0) + sum(lf.size for lf in s.log_files)
     live_counts = list(live.values()) or [0]
     return {
         "file_groups_mean": round(statistics.mean(live_counts), 2),
@@ -125,6 +128,7 @@ def layout(path: Path) -> dict[str, Any]:
         "stored_file_ids_mean": round(statistics.mean(per_partition), 2),
         "log_files": logs,
         "data_bytes": data_bytes,
+        "live_data_bytes": live_bytes,
         "mdt_bytes": mdt_bytes,
     }
 
@@ -212,7 +216,14 @@ def main() -> None:
                     a, b = (point[w] for w in writers)
                     point["ratios"] = {
                         k: round(a[k] / b[k], 3) if b[k] else None
-                        for k in ("file_groups_mean", "data_bytes", "mdt_bytes", "plan_s", "scan_s")
+                        for k in (
+                            "file_groups_mean",
+                            "data_bytes",
+                            "live_data_bytes",
+                            "mdt_bytes",
+                            "plan_s",
+                            "scan_s",
+                        )
                     }
                 print(json.dumps(point), flush=True)
                 checkpoints.append(point)
