@@ -353,3 +353,22 @@ def test_services_refuse_older_table_versions(table_path, tmp_path: Path, versio
         with pytest.raises(InvalidOptionError, match=f"table version {version[1]}; hudi-md writes version 9"):
             service(w)
     assert sorted(str(p.relative_to(path)) for p in path.rglob("*")) == before
+
+
+def test_inline_clustering_that_archival_keeps_from_ever_running_is_warned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Inline clustering counts commits on the active timeline, which archival keeps to
+    hoodie.keep.max.commits: with max.commits above it, it never runs (as in Apache Hudi 1.2).
+    The writer says so, once."""
+    path = tmp_path / "t"
+    never = {
+        "hoodie.clustering.inline": "true",
+        "hoodie.clustering.inline.max.commits": "50",
+        "hoodie.keep.min.commits": "20",
+        "hoodie.keep.max.commits": "30",
+    }
+    with caplog.at_level("WARNING", logger="hudi_md.write.clustering"):
+        _fill(path, "COPY_ON_WRITE", batches=2, **never)
+    warned = [r for r in caplog.records if "never runs" in r.getMessage()]
+    assert len(warned) == 1 and "hoodie.keep.max.commits=30" in warned[0].getMessage()

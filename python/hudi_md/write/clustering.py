@@ -540,6 +540,28 @@ def cluster(table: WritableTable, opts: ClusteringOptions) -> list[WriteResult]:
     return done
 
 
+_WARNED: set[str] = set()
+
+
+def warn_if_never_due(opts: ClusteringOptions, keep_max_commits: int, uri: str) -> None:
+    """Warn once per table when inline clustering can never be due: the commits since the last
+    clustering are counted on the active timeline, which archival keeps to
+    ``hoodie.keep.max.commits`` (Apache Hudi 1.2 counts so too, and never clusters then either)."""
+    if not (opts.inline or opts.schedule_inline) or opts.inline_max_commits <= keep_max_commits:
+        return
+    if uri in _WARNED:
+        return
+    _WARNED.add(uri)
+    log.warning(
+        "%s: hoodie.clustering.inline.max.commits=%d is above hoodie.keep.max.commits=%d: archival "
+        "keeps fewer commits on the active timeline than inline clustering counts, so it never runs; "
+        "raise hoodie.keep.min.commits and hoodie.keep.max.commits above it",
+        uri,
+        opts.inline_max_commits,
+        keep_max_commits,
+    )
+
+
 def run_inline(table: WritableTable, opts: ClusteringOptions) -> list[WriteResult]:
     """After a commit (the caller holds the lock): with ``hoodie.clustering.inline``, pending
     clusterings run, then a new one is scheduled and run once

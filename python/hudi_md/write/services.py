@@ -44,7 +44,10 @@ def run_inline(table: WritableTable, cfg: WriteConfig) -> None:
         ]
         if len(since) >= cfg.compact_inline_max_delta_commits:
             compact(table)
-    clustering.run_inline(table, clustering.ClusteringOptions.from_options(cfg.options))
+    cluster_opts = clustering.ClusteringOptions.from_options(cfg.options)
+    if cfg.archive_automatic:
+        clustering.warn_if_never_due(cluster_opts, cfg.keep_max_commits, table.storage.uri())
+    clustering.run_inline(table, cluster_opts)
     if cfg.clean_automatic:
         clean(table, cfg)
     compact_metadata_table(table)
