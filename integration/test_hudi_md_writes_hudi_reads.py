@@ -1,7 +1,7 @@
 """hudi-md writes, Apache Hudi reads.
 
 Each layout goes through hudi-md's workload (``hudi_md.write``: insert, upsert, delete,
-insert_overwrite, inline compaction (MOR), clean; the MDT with ``files``, ``column_stats``,
+insert_overwrite, inline compaction (MOR), inline clustering, clean; the MDT with ``files``, ``column_stats``,
 ``partition_stats`` and ``record_index``). After every step:
 
 * ``rows``: ``spark.read.format("hudi")`` with ``hoodie.metadata.enable`` true and false returns the

@@ -185,9 +185,9 @@ CLEAN = Step(
         "hoodie.cleaner.commits.retained": "1",
     },
 )
-# What Apache Hudi runs (it has clustering) and what hudi-md runs (it has no clustering service).
+# What Apache Hudi runs and what hudi-md runs: the same steps (inline clustering too, issue 40).
 HUDI_STEPS = [INSERT, UPSERT, DELETE, OVERWRITE, COMPACT, CLUSTER, CLEAN]
-HUDI_MD_STEPS = [INSERT, UPSERT, DELETE, OVERWRITE, COMPACT, CLEAN]
+HUDI_MD_STEPS = [INSERT, UPSERT, DELETE, OVERWRITE, COMPACT, CLUSTER, CLEAN]
 
 
 class Model:
