@@ -58,7 +58,7 @@ from hudi_md.write.compaction import service_write_context
 from hudi_md.write.file_groups import (
     FileGroupTask,
     TaskResult,
-    _base_file_result,
+    base_file_result,
     new_file_id,
     write_parquet_file,
     write_token,
@@ -493,7 +493,7 @@ def execute(
                 size=res.file_size,
             )
             keys = chunk.column("_hoodie_record_key").combine_chunks()
-            results.append(_base_file_result(ctx, stat, res, bloom, inserted_keys=keys))
+            results.append(base_file_result(ctx, stat, res, bloom, inserted_keys=keys))
         table.check_step("clustering_group_written")
     meta = commit_metadata_record(
         stats_by_partition(r.write_stat for r in results),

@@ -309,7 +309,7 @@ def write_parquet_file(
     return path, (result, bloom)
 
 
-def _base_file_result(
+def base_file_result(
     ctx: WriteContext,
     stat: WriteStat,
     res: Any,
@@ -346,7 +346,7 @@ def _write_new_base(
         num_deletes=0,
         is_log=False,
     )
-    return _base_file_result(
+    return base_file_result(
         ctx, stat, res, bloom, inserted_keys=table.column("_hoodie_record_key").combine_chunks()
     )
 
@@ -415,7 +415,7 @@ def _merge_base(
         is_log=False,
     )
     new_keys = written_keys.filter(pc.invert(pc.is_in(written_keys, value_set=old_key_set)))
-    return _base_file_result(
+    return base_file_result(
         ctx,
         stat,
         res,
@@ -458,7 +458,7 @@ def _concat_base(
         num_deletes=0,
         is_log=False,
     )
-    return _base_file_result(
+    return base_file_result(
         ctx, stat, res, bloom, inserted_keys=incoming.column("_hoodie_record_key").combine_chunks()
     )
 
