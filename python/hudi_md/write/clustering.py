@@ -54,13 +54,12 @@ from hudi_md.table.filenames import BaseFileName, LogFileName
 from hudi_md.table.fs_view import BaseFile, FileSlice, LogFile
 from hudi_md.table.state import TableState
 from hudi_md.table.timeline import CLUSTERING, REPLACE_COMMIT, Instant, State, Timeline, instant_validator
-from hudi_md.write.compaction import service_write_context
+from hudi_md.write.compaction import service_write_context, write_marked_base_file
 from hudi_md.write.file_groups import (
     FileGroupTask,
     TaskResult,
     base_file_result,
     new_file_id,
-    write_parquet_file,
     write_token,
 )
 from hudi_md.write.mdt_sync import mdt_records_for_commit
@@ -475,14 +474,7 @@ def execute(
         for chunk in _chunks(rows, group.num_output_file_groups) if rows.num_rows else []:
             task = FileGroupTask(group.partition_path, new_file_id(), "insert", token=write_token(task_index))
             task_index += 1
-            name = task.file_name(txn.instant, False)
-            txn.mark(task.partition_path, name, "CREATE")
-            chunk = chunk.set_column(
-                chunk.schema.get_field_index("_hoodie_file_name"),
-                "_hoodie_file_name",
-                pa.array([name] * chunk.num_rows, pa.string()),
-            )
-            path, (res, bloom) = write_parquet_file(ctx, table.storage, task, chunk, name)
+            path, res, bloom = write_marked_base_file(txn, ctx, task, chunk)
             stat = WriteStat.base(
                 task.partition_path,
                 task.file_id,

@@ -127,6 +127,23 @@ def service_write_context(table: WritableTable, state: TableState, instant: str)
     return ctx, avro_schema
 
 
+def write_marked_base_file(
+    txn: Transaction, ctx: WriteContext, task: FileGroupTask, rows: pa.Table
+) -> tuple[str, Any, Any]:
+    """A table service's new base file for ``task``: its marker first (so that the rollback of a
+    failed attempt finds the file), the rows' ``_hoodie_file_name`` set to it, then the file.
+    Returns its path, the writer's result and the bloom filter."""
+    name = task.file_name(txn.instant, False)
+    txn.mark(task.partition_path, name, "CREATE")
+    rows = rows.set_column(
+        rows.schema.get_field_index("_hoodie_file_name"),
+        "_hoodie_file_name",
+        pa.array([name] * rows.num_rows, pa.string()),
+    )
+    path, (res, bloom) = write_parquet_file(ctx, txn.table.storage, task, rows, name)
+    return path, res, bloom
+
+
 def compact(table: WritableTable) -> WriteResult | None:
     """Plan and run a compaction (the caller holds the lock and has resolved pending services);
     returns what its commit recorded (the compaction instant; None: nothing to compact)."""
@@ -155,15 +172,7 @@ def execute_compaction(txn: Transaction, state: TableState, slices: list[FileSli
         task = FileGroupTask(
             s.partition_path, s.file_id, "insert", token=f"{i}-0-0", prev_commit=s.base_instant
         )
-        name = task.file_name(txn.instant, False)
-        # The marker first, so that a rollback of a failed attempt finds the file.
-        txn.mark(s.partition_path, name, "CREATE")
-        rows = rows.set_column(
-            rows.schema.get_field_index("_hoodie_file_name"),
-            "_hoodie_file_name",
-            pa.array([name] * rows.num_rows, pa.string()),
-        )
-        path, (res, bloom) = write_parquet_file(ctx, table.storage, task, rows, name)
+        path, res, bloom = write_marked_base_file(txn, ctx, task, rows)
         stat = WriteStat.base(
             s.partition_path,
             s.file_id,
