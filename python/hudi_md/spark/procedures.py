@@ -491,6 +491,20 @@ RUN_COMPACTION = (
 _COMPACTION_OPS = ("schedule", "execute", "scheduleandexecute")
 
 
+def _specific_instants(a: _Args, specific: str, op: str, pending: Sequence[str], service: str) -> list[str]:
+    """``instants => 'T1,T2'`` of run_compaction and run_clustering: only with ``op => 'execute'``,
+    and each a pending instant of the service."""
+    if op != "execute":
+        raise a.refuse("instants", "specific instants can only be used with op => 'execute'")
+    wanted = sorted(t.strip() for t in specific.split(",") if t.strip())
+    missing = [t for t in wanted if t not in pending]
+    if missing:
+        raise a.refuse(
+            "instants", f"no pending {service} {', '.join(missing)} (pending: {list(pending) or 'none'})"
+        )
+    return wanted
+
+
 def _compaction_due(writer: HudiWriter) -> bool:
     """Hudi's NUM_COMMITS trigger: as many completed deltacommits since the last compaction as
     ``hoodie.compact.inline.max.delta.commits`` (5)."""
@@ -545,14 +559,7 @@ def _run_compaction(path: str, args: Mapping[str, str], options: Mapping[str, st
         raise a.refuse("table", f"{writer.uri} is a COPY_ON_WRITE table; compaction is for MERGE_ON_READ")
     pending = sorted(i.requested_time for i in writer.timeline().pending().of_actions(COMPACTION))
     if specific is not None:
-        if op != "execute":
-            raise a.refuse("instants", "specific instants can only be used with op => 'execute'")
-        wanted = sorted(t.strip() for t in specific.split(",") if t.strip())
-        missing = [t for t in wanted if t not in pending]
-        if missing:
-            raise a.refuse(
-                "instants", f"no pending compaction {', '.join(missing)} (pending: {pending or 'none'})"
-            )
+        _specific_instants(a, specific, op, pending, "compaction")
     if limit is not None and op != "schedule" and len(pending) > limit:
         raise a.refuse(
             "limit", f"hudi-md runs every pending compaction ({len(pending)}), not {limit} of them"
@@ -645,14 +652,7 @@ def _run_clustering(path: str, args: Mapping[str, str], options: Mapping[str, st
     specific = a.text("instants")
     wanted = pending
     if specific is not None:
-        if op != "execute":
-            raise a.refuse("instants", "specific instants can only be used with op => 'execute'")
-        wanted = sorted(t.strip() for t in specific.split(",") if t.strip())
-        missing = [t for t in wanted if t not in pending]
-        if missing:
-            raise a.refuse(
-                "instants", f"no pending clustering {', '.join(missing)} (pending: {pending or 'none'})"
-            )
+        wanted = _specific_instants(a, specific, op, pending, "clustering")
     limit = a.integer("limit")
     if limit is not None:
         wanted = wanted[:limit]  # the oldest
@@ -668,20 +668,22 @@ def _run_clustering(path: str, args: Mapping[str, str], options: Mapping[str, st
         touched.update(wanted)
     # Hudi 1.2 reports the completed ones only (its rows are the replacecommits among them): a
     # schedule alone returns no row, show_clustering lists what is pending
-    timeline = writer.timeline()
-    completed = [t for t in touched if (i := timeline.get(t)) is not None and i.is_completed]
-    return _clustering_rows(writer, sorted(completed, reverse=True), a.boolean("show_involved_partition"))
+    show = a.boolean("show_involved_partition")
+    return _clustering_rows(writer, sorted(touched, reverse=True), show, completed_only=True)
 
 
-def _clustering_rows(writer: HudiWriter, instants: Sequence[str], show_partitions: bool) -> pa.Table:
-    """A row per clustering instant: the plan's group count, the state now, its partitions."""
+def _clustering_rows(
+    writer: HudiWriter, instants: Sequence[str], show_partitions: bool, *, completed_only: bool = False
+) -> pa.Table:
+    """A row per clustering instant (``completed_only``: per completed one): the plan's group
+    count, the state now, its partitions."""
     timeline = writer.timeline()
     pending_action = clustering.clustering_action(TableConfig.load(writer.storage))
     rows = []
     for t in instants:
         instant = timeline.get(t)
-        if instant is None:  # rolled back: its plan could not run
-            continue
+        if instant is None or (completed_only and not instant.is_completed):
+            continue  # (None: rolled back, its plan could not run)
         plan = read_plan(writer.storage, t, pending_action) or {}
         groups = (plan.get("clusteringPlan") or {}).get("inputGroups") or []
         partitions = sorted({s.get("partitionPath") or "" for g in groups for s in g.get("slices") or ()})

@@ -70,7 +70,7 @@ from hudi_md.write.plans import (
     read_plan,
 )
 from hudi_md.write.result import WriteResult, log_commit
-from hudi_md.write.transaction import Transaction, WritableTable, delete_markers, marked_files
+from hudi_md.write.transaction import Transaction, WritableTable
 
 log = logging.getLogger(__name__)
 
@@ -402,31 +402,16 @@ def drop(table: WritableTable, instant: Instant) -> None:
 
 
 def _undo_attempt(table: WritableTable, instant_time: str, action: str, plan: Mapping[str, Any]) -> None:
-    """An inflight clustering's partial work: the base files it wrote (by its markers, and any file
-    of the plan's partitions carrying its instant), its MDT deltacommit and inflight file."""
-    from hudi_md.write.rollback import undo_mdt_deltacommit
+    """An inflight clustering's partial work, in the plan's partitions (its new file ids are not
+    in the plan)."""
+    from hudi_md.write.rollback import undo_service_attempt
 
-    written = marked_files(table.storage, instant_time)
     partitions = {
         info.get("partitionPath") or ""
         for g in (plan.get("clusteringPlan") or {}).get("inputGroups") or ()
         for info in g.get("slices") or ()
     }
-    for p in partitions:
-        for e in table.storage.list(p):
-            parsed = BaseFileName.parse(e.name)
-            if parsed is not None and parsed.instant == instant_time:
-                written.setdefault(p, []).append(e.name)
-    for p, names in written.items():
-        for n in sorted(set(names)):
-            path = f"{p}/{n}" if p else n
-            if table.storage.exists(path):
-                table.storage.delete(path)
-    undo_mdt_deltacommit(table, instant_time)
-    inflight = f"{TIMELINE}/{instant_time}.{action}.inflight"
-    if table.storage.exists(inflight):
-        table.storage.delete(inflight)
-    delete_markers(table.storage, instant_time)
+    undo_service_attempt(table, instant_time, action, dict.fromkeys(partitions))
     log.warning("rolled back the unfinished attempt of clustering %s", instant_time)
 
 

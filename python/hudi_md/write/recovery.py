@@ -17,7 +17,6 @@ from hudi_md.errors import ClusteringError, CorruptFileError
 from hudi_md.formats.commit_metadata import parse_instant_metadata
 from hudi_md.metadata import table_services as mdt_services
 from hudi_md.table.config import TableConfig
-from hudi_md.table.filenames import BaseFileName
 from hudi_md.table.timeline import (
     CLEAN,
     CLUSTERING,
@@ -34,15 +33,16 @@ from hudi_md.write.clustering import drop as drop_clustering
 from hudi_md.write.clustering import run as run_clustering
 from hudi_md.write.compaction import execute_compaction, plan_slices
 from hudi_md.write.heartbeat import delete_heartbeat, is_expired, last_heartbeat
-from hudi_md.write.plans import read_plan
+from hudi_md.write.plans import compaction_inputs, read_plan
 from hudi_md.write.rollback import (
     WRITE_ACTIONS,
     rollback,
     rollback_plan_files,
     run_restore,
     undo_mdt_deltacommit,
+    undo_service_attempt,
 )
-from hudi_md.write.transaction import TIMELINE, Transaction, WritableTable, delete_markers, marked_files
+from hudi_md.write.transaction import TIMELINE, Transaction, WritableTable
 
 log = logging.getLogger(__name__)
 
@@ -102,17 +102,22 @@ def resolve_pending_services(table: WritableTable, *, clusterings: bool = True) 
     its plan (an unfinished attempt undone first), unless ``hoodie.clustering.async.enabled``.
     (``clusterings=False``: the caller runs them itself.) Returns the instants resolved."""
     done: list[str] = _resolve_mdt_services(table)
-    order = {ROLLBACK: 0, COMPACTION: 1, CLEAN: 1, CLUSTERING: 1, RESTORE: 2}
     opts = ClusteringOptions.from_options(table.options)
+    run_clusterings = clusterings and opts.run_pending
+    order = {ROLLBACK: 0, COMPACTION: 1, CLEAN: 1, RESTORE: 2}
+    if run_clusterings:
+        order[CLUSTERING] = 1
     while True:
         pending = [
             i
             for i in table.timeline().pending()
-            if (i.action in order and i.requested_time not in done)
-            or (i.action == REPLACE_COMMIT and i.requested_time not in done and _is_clustering(table, i))
+            if i.requested_time not in done
+            and (
+                i.action in order
+                # table version 6 names a pending clustering replacecommit
+                or (run_clusterings and i.action == REPLACE_COMMIT and _is_clustering(table, i))
+            )
         ]
-        if not (clusterings and opts.run_pending):
-            pending = [i for i in pending if i.action != CLUSTERING and i.action != REPLACE_COMMIT]
         if not pending:
             return done
         instant = min(pending, key=lambda i: (order.get(i.action, 1), i.requested_time))
@@ -203,23 +208,10 @@ def _recover_compaction(table: WritableTable, instant_time: str) -> None:
     except CorruptFileError:
         plan = None
     # 1. roll back the inflight attempt: its new base files, its MDT deltacommit, its inflight file
-    written = marked_files(table.storage, instant_time)
-    for op in (plan or {}).get("operations") or ():
-        p = op.get("partitionPath") or ""
-        for e in table.storage.list(p):
-            parsed = BaseFileName.parse(e.name)
-            if parsed is not None and parsed.instant == instant_time and parsed.file_id == op["fileId"]:
-                written.setdefault(p, []).append(e.name)
-    for p, names in written.items():
-        for n in sorted(set(names)):
-            path = f"{p}/{n}" if p else n
-            if table.storage.exists(path):
-                table.storage.delete(path)
-    undo_mdt_deltacommit(table, instant_time)
-    inflight = f"{TIMELINE}/{instant_time}.{COMPACTION}.inflight"
-    if table.storage.exists(inflight):
-        table.storage.delete(inflight)
-    delete_markers(table.storage, instant_time)
+    file_groups: dict[str, set[str]] = {}
+    for (p, file_id), _ in compaction_inputs(plan):
+        file_groups.setdefault(p, set()).add(file_id)
+    undo_service_attempt(table, instant_time, COMPACTION, file_groups)
     # 2. run it again from its plan, or drop it when the plan cannot be run
     if plan:
         slices = plan_slices(table.storage, plan)

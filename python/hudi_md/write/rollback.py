@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from hudi_md.errors import CorruptFileError, InvalidOptionError
@@ -25,6 +25,7 @@ from hudi_md.metadata.lifecycle import delete_metadata_table
 from hudi_md.metadata.records_builder import files_record
 from hudi_md.table import config as C
 from hudi_md.table.config import TableConfig, parse_properties
+from hudi_md.table.filenames import BaseFileName
 from hudi_md.table.timeline import (
     CLEAN,
     COMMIT,
@@ -220,6 +221,36 @@ def undo_mdt_deltacommit(table: WritableTable, instant_time: str) -> None:
             wanted = config.metadata_partitions
             delete_metadata_table(table.storage, definitions=False)
             table.pending_mdt_rebuild = wanted
+
+
+def undo_service_attempt(
+    table: WritableTable, instant_time: str, action: str, file_groups: Mapping[str, Collection[str] | None]
+) -> None:
+    """Undo the unfinished attempt of a table service that writes new base files (compaction,
+    clustering), back to its requested plan: the files its markers name and the base files of
+    its instant in the plan's partitions (``file_groups``: partition -> the file ids it writes, or
+    None for any: a clustering's new file ids are random), its MDT deltacommit, its inflight file
+    and its markers."""
+    written = marked_files(table.storage, instant_time)
+    for p, ids in file_groups.items():
+        for e in table.storage.list(p):
+            parsed = BaseFileName.parse(e.name)
+            if (
+                parsed is not None
+                and parsed.instant == instant_time
+                and (ids is None or parsed.file_id in ids)
+            ):
+                written.setdefault(p, []).append(e.name)
+    for p, names in written.items():
+        for n in sorted(set(names)):
+            path = f"{p}/{n}" if p else n
+            if table.storage.exists(path):
+                table.storage.delete(path)
+    undo_mdt_deltacommit(table, instant_time)
+    inflight = f"{TIMELINE}/{instant_time}.{action}.inflight"
+    if table.storage.exists(inflight):
+        table.storage.delete(inflight)
+    delete_markers(table.storage, instant_time)
 
 
 # --- entry points (each takes the table lock) ---------------------------------------------------------
