@@ -177,6 +177,27 @@ def assert_readers(
     return table, rs
 
 
+def assert_record_index_matches(table: Table, snapshot: pa.Table) -> None:
+    """The MDT's record index holds exactly the keys of ``snapshot`` (a read with the meta columns,
+    hudi-rs's as the oracle), each at the partition and file group the row was read from."""
+    from hudi_md.metadata import keys as K
+
+    want = {
+        k: (p, f.lstrip(".").split("_", 1)[0])  # <fileId>_<token>_<instant>.parquet, .<fileId>_... logs
+        for k, p, f in zip(
+            snapshot.column("_hoodie_record_key").to_pylist(),
+            snapshot.column("_hoodie_partition_path").to_pylist(),
+            snapshot.column("_hoodie_file_name").to_pylist(),
+            strict=True,
+        )
+    }
+    mdt = table.metadata_table
+    assert mdt is not None
+    assert set(mdt.read_records(K.RECORD_INDEX)) == set(want), "record index keys"
+    got = {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index.locations(list(want)).items()}
+    assert got == want, "record index locations"
+
+
 def pending_instants(uri: str, storage_options: Mapping[str, str] | None = None) -> list[str]:
     """The pending instants of the timeline (layout 2) of the table at ``uri``."""
     timeline = Timeline.load(

@@ -16,10 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import hudi_md
-from hudi_md.metadata import keys as K
 from hudi_md.metadata.validate import validate_metadata_table
 from hudi_md.table.fs_view import FileSlice
-from table_model import Model, assert_readers, hudi_rs_table
+from table_model import Model, assert_readers, assert_record_index_matches, hudi_rs_table
 
 TABLE_TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
 PARTITIONS = ["p0", "p1", "p2"]
@@ -78,20 +77,7 @@ def _check(path: Path, model: Model, record_index: bool = True) -> None:
     assert validate_metadata_table(table) == []
     if not record_index:
         return
-    snapshot = hudi_rs_table(str(path))
-    want = {
-        k: (p, f.lstrip(".").split("_", 1)[0])
-        for k, p, f in zip(
-            snapshot.column("_hoodie_record_key").to_pylist(),
-            snapshot.column("_hoodie_partition_path").to_pylist(),
-            snapshot.column("_hoodie_file_name").to_pylist(),
-            strict=True,
-        )
-    }
-    mdt = table.metadata_table
-    assert set(mdt.read_records(K.RECORD_INDEX)) == set(want), "record index keys"
-    got = {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index.locations(list(want)).items()}
-    assert got == want, "record index locations"
+    assert_record_index_matches(table, hudi_rs_table(str(path)))
 
 
 @pytest.mark.parametrize(

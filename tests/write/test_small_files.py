@@ -21,12 +21,11 @@ import pytest
 
 import hudi_md
 from hudi_md.formats.commit_metadata import CommitMetadata
-from hudi_md.metadata import keys as K
 from hudi_md.metadata.validate import validate_metadata_table
 from hudi_md.table.fs_view import FileSlice
 from hudi_md.write.config import WriteConfig
 from hudi_md.write.small_files import average_record_size, plan_inserts
-from table_model import Model, assert_readers, hudi_rs_table
+from table_model import Model, assert_readers, assert_record_index_matches, hudi_rs_table
 
 TABLE_TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
 PARTITIONS = ["p0", "p1", "p2"]
@@ -83,20 +82,7 @@ def _check(path: Path, model: Model) -> None:
     holds every key of the snapshot at the file group hudi-rs read it from."""
     table, _ = assert_readers(str(path), model.expected())
     assert validate_metadata_table(table) == []
-    snapshot = hudi_rs_table(str(path))
-    want = {
-        k: (p, f.lstrip(".").split("_", 1)[0])
-        for k, p, f in zip(
-            snapshot.column("_hoodie_record_key").to_pylist(),
-            snapshot.column("_hoodie_partition_path").to_pylist(),
-            snapshot.column("_hoodie_file_name").to_pylist(),
-            strict=True,
-        )
-    }
-    mdt = table.metadata_table
-    assert set(mdt.read_records(K.RECORD_INDEX)) == set(want), "record index keys"
-    got = {k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index.locations(list(want)).items()}
-    assert got == want, "record index locations"
+    assert_record_index_matches(table, hudi_rs_table(str(path)))
 
 
 def _base_file_keys(path: Path, s: FileSlice) -> set[str]:

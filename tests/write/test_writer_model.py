@@ -18,7 +18,7 @@ import pytest
 import hudi_md
 from hudi_md.metadata.validate import validate_metadata_table
 from hudi_md.write.writer import Crash, HudiWriter
-from table_model import Model, assert_readers, triples
+from table_model import Model, assert_readers, assert_record_index_matches, triples
 
 LAYOUTS = {
     "partitioned": ["city"],
@@ -87,11 +87,6 @@ def check_readers(path: Path, model: Model, table_type: str) -> None:
         check_indexes(path, table, rs, table_type)
 
 
-def _file_id(file_name: str) -> str:
-    # base files are <fileId>_<token>_<instant>.parquet; rows merged from logs carry the file id
-    return file_name.lstrip(".").split("_", 1)[0]
-
-
 def check_indexes(path: Path, table: Any, snapshot: pa.Table, table_type: str) -> None:
     """The record index holds exactly the snapshot's keys at the file groups hudi-rs read them
     from; partition stats are tight: (COW) equal to the Parquet footers of the latest base files
@@ -100,20 +95,7 @@ def check_indexes(path: Path, table: Any, snapshot: pa.Table, table_type: str) -
 
     mdt = table.metadata_table
     if K.RECORD_INDEX in mdt.available_partitions and snapshot.num_rows:
-        want = {
-            k: (p, _file_id(f))
-            for k, p, f in zip(
-                snapshot.column("_hoodie_record_key").to_pylist(),
-                snapshot.column("_hoodie_partition_path").to_pylist(),
-                snapshot.column("_hoodie_file_name").to_pylist(),
-                strict=True,
-            )
-        }
-        assert set(mdt.read_records(K.RECORD_INDEX)) == set(want), "record index keys"
-        got = {
-            k: (loc.partition_path, loc.file_id) for k, loc in mdt.record_index.locations(list(want)).items()
-        }
-        assert got == want, "record index locations"
+        assert_record_index_matches(table, snapshot)
     if K.PARTITION_STATS not in mdt.available_partitions:
         return
     columns = ["id", "ts", "fare"]
